@@ -1,0 +1,30 @@
+# ascend-npu: `make plan` (offline plan of a stack), `make test`, `make bench`, `make docs`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STACK ?= dev
+STAMP := $(VENV)/.requirements-installed
+
+.PHONY: plan test bench docs venv clean
+
+$(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+venv: $(STAMP)
+
+plan: $(STAMP)
+	@$(PY) -m components.plan --stack $(STACK)
+
+test: $(STAMP)
+	$(PY) -m pytest -q tests
+
+bench: $(STAMP)
+	@$(PY) -m bench
+
+docs: $(STAMP)
+	@$(PY) -m components.spec.reference
+
+clean:
+	rm -rf build dist

@@ -1,0 +1,1 @@
+"""The cluster layer: Kubernetes objects built as plain data from the spec."""

@@ -1,0 +1,88 @@
+"""`make plan`: run the program offline for one stack, judge it with the policy pack, write build/<stack>/."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from components.plan.analyzer import PolicyPackError, PolicyPackProcess
+from components.plan.graph import mermaid
+from components.plan.recorder import run_program
+from components.plan.stack_files import StackFileError, read_stack_config
+from components.spec import SpecError
+
+ROOT = Path(__file__).resolve().parents[2]
+EXIT_OK, EXIT_POLICY, EXIT_CONFIG = 0, 1, 2
+
+
+def judge(resources, pack_dir: Path, policy_config: dict | None = None) -> dict:
+    """Every resource through Analyze, then the whole stack through AnalyzeStack."""
+    providers = {r.urn: r for r in resources if r.type.startswith("pulumi:providers:")}
+    with PolicyPackProcess(pack_dir) as pack:
+        info = pack.info()
+        pack.configure(policy_config or {})
+        diagnostics = [d for r in resources for d in pack.analyze(r, providers)]
+        diagnostics += pack.analyze_stack(resources, providers)
+    return {"pack": info.name, "policies": sorted(p.name for p in info.policies),
+            "violations": [d.as_dict() for d in diagnostics]}
+
+
+def summary(stack: str, resources, report: dict, waves: list[list[str]]) -> str:
+    lines = [f"stack {stack}: {len(resources)} resources"]
+    for kind, count in sorted(Counter(r.type for r in resources).items()):
+        lines.append(f"  {count:5d}  {kind}")
+    lines.append(f"rollout: {sum(len(w) for w in waves)} nodes in {len(waves)} waves")
+    for i, wave in enumerate(waves):
+        shown = ", ".join(wave[:6]) + (f" ... (+{len(wave) - 6})" if len(wave) > 6 else "")
+        lines.append(f"  wave {i}{' (canary)' if i == 0 else ''}: {shown}")
+    mandatory = [v for v in report["violations"] if v["enforcementLevel"] == "mandatory"]
+    lines.append(f"policy pack {report['pack']}: {len(report['policies'])} policies, "
+                 f"{len(mandatory)} mandatory and {len(report['violations']) - len(mandatory)} other violations")
+    for v in report["violations"]:
+        lines.append(f"  [{v['enforcementLevel']}] {v['policy']}: {v['message']} ({v['urn'].rsplit('::', 1)[-1]})")
+    return "\n".join(lines)
+
+
+def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool = False) -> int:
+    try:
+        config = read_stack_config(ROOT, stack, stack_file)
+        resources = run_program(ROOT / "__main__.py", config.project, stack, config.values, config.secret_keys)
+    except (StackFileError, SpecError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        report = judge(resources, ROOT / "policies")
+    except PolicyPackError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_POLICY
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "resources.json").write_text(json.dumps([r.public() for r in resources], indent=1, sort_keys=True))
+    (out_dir / "policy-report.json").write_text(json.dumps(report, indent=1, sort_keys=True))
+    (out_dir / "graph.mmd").write_text(mermaid(resources))
+    stack_resource = next(r for r in resources if r.type == "pulumi:pulumi:Stack")
+    waves = stack_resource.outputs.get("waves", [])
+    if not quiet:
+        print(summary(stack, resources, report, waves))
+        print(f"wrote {out_dir.relative_to(ROOT) if out_dir.is_relative_to(ROOT) else out_dir}/"
+              "{resources.json,policy-report.json,graph.mmd}")
+    failed = [v for v in report["violations"] if v["enforcementLevel"] == "mandatory"]
+    if failed:
+        print(f"error: mandatory policies violated: {', '.join(sorted({v['policy'] for v in failed}))}",
+              file=sys.stderr)
+        return EXIT_POLICY
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="make plan", description=__doc__)
+    parser.add_argument("--stack", default="dev", help="stack name: reads Pulumi.<stack>.yaml (default: dev)")
+    parser.add_argument("--stack-file", type=Path, help="read this stack file instead of Pulumi.<stack>.yaml")
+    parser.add_argument("--out", type=Path, help="output directory (default: build/<stack>)")
+    args = parser.parse_args(argv)
+    return plan(args.stack, args.out or ROOT / "build" / args.stack, args.stack_file)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""The strict base model every stack-config section inherits from."""
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+UNPINNED_WORDS = frozenset({"latest", "stable", "current", "master", "main", "*", "any"})
+
+
+class SpecModel(BaseModel):
+    """Camel-case keys as written in Pulumi config; unknown keys rejected; frozen after checks."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        str_strip_whitespace=True,
+    )
+
+
+def require_pinned(value: str, what: str) -> str:
+    """Refuse `latest`-style words and ranges where an exact version is needed."""
+    if value.lower() in UNPINNED_WORDS:
+        raise ValueError(f"'{value}' is not a version; write the exact {what} version")
+    if re.search(r"[\s*^~<>=|]", value) or ".x" in value.lower():
+        raise ValueError(f"'{value}' is a range; write one exact {what} version")
+    return value

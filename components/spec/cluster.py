@@ -1,0 +1,119 @@
+"""Cluster-side settings: namespace, runtime default, rollout and the add-ons."""
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import Field, field_validator, model_validator
+
+from components.spec.base import DNS_LABEL, DNS_SUBDOMAIN, SpecModel
+from components.spec.hosts import ContainerRuntime
+from components.spec.images import Image
+
+MINDCLUSTER = "swr.cn-south-1.myhuaweicloud.com/ascendhub"
+
+
+class Cluster(SpecModel):
+    """The Kubernetes cluster this stack manages."""
+
+    name: str = Field(pattern=DNS_LABEL, description="Short name of the cluster, used in labels and names.")
+    namespace: str = Field("ascend-system", pattern=DNS_LABEL, description="Namespace of the NPU agents.")
+    container_runtime: ContainerRuntime = Field(ContainerRuntime.CONTAINERD,
+                                                description="Engine of nodes that do not say otherwise.")
+    ascend_default_runtime: bool = Field(
+        False, description="Make `ascend` the engine's default runtime; by default workloads opt in through "
+                           "the `ascend` RuntimeClass, so no other image can grab NPUs.")
+    kube_context: Optional[str] = Field(None, description="kubeconfig context to use; default: the current one.")
+
+
+class Rollout(SpecModel):
+    """Order and pace of host changes."""
+
+    canaries: list[str] = Field(default_factory=list,
+                                description="Nodes changed first; empty means the first node in `nodes`.")
+    max_parallel: int = Field(1, description="Most nodes changed at once in a wave (at least 1).")
+    allow_reboot: bool = Field(False, description="Reboot a node when new firmware needs it, then wait for it.")
+    uninstall_on_destroy: bool = Field(False, description="`pulumi destroy` uninstalls the NPU software "
+                                                          "(default: leave it installed).")
+
+    @field_validator("max_parallel")
+    @classmethod
+    def _parallel(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"{value} nodes at once would never finish; write 1 or more")
+        return value
+
+
+class Resources(SpecModel):
+    """Requests equal limits, so node agents are never the first evicted."""
+
+    cpu: str = Field("500m", pattern=r"^[0-9]+(\.[0-9]+)?m?$", description="CPU request and limit.")
+    memory: str = Field("500Mi", pattern=r"^[0-9]+(Ki|Mi|Gi)?$", description="Memory request and limit.")
+
+
+def _image(name: str, tag: str) -> Image:
+    return Image(repository=f"{MINDCLUSTER}/{name}", tag=tag)
+
+
+class DevicePlugin(SpecModel):
+    """The Ascend device plugin DaemonSet."""
+
+    image: Image = Field(default_factory=lambda: _image("ascend-k8sdeviceplugin", "v6.0.0"),
+                         description="Device plugin image.")
+    volcano: bool = Field(False, description="Run in Volcano mode (`-volcanoType=true`).")
+    resources: Resources = Field(default_factory=Resources, description="Requests and limits.")
+
+
+class Exporter(SpecModel):
+    """The NPU exporter DaemonSet."""
+
+    enabled: bool = Field(True, description="Deploy the exporter.")
+    image: Image = Field(default_factory=lambda: _image("npu-exporter", "v6.0.0"), description="Exporter image.")
+    port: int = Field(8082, ge=1024, le=65535, description="Metrics port.")
+    update_time: int = Field(5, ge=1, le=60, description="Seconds between two reads of the chips.")
+    resources: Resources = Field(default_factory=Resources, description="Requests and limits.")
+
+
+class Alerts(SpecModel):
+    """Thresholds of the NPU alerts."""
+
+    temperature_celsius: int = Field(85, ge=40, le=120, description="Chip temperature that raises an alert.")
+    hbm_used_percent: int = Field(95, ge=50, le=100, description="HBM use that raises an alert.")
+
+
+class Monitoring(SpecModel):
+    """Prometheus and Grafana integration."""
+
+    prometheus_operator: bool = Field(False, description="Create a PodMonitor and PrometheusRule (needs the CRDs).")
+    prometheus_namespace: str = Field("monitoring", pattern=DNS_LABEL, description="Where Prometheus runs.")
+    prometheus_pod_labels: dict[str, str] = Field(
+        default_factory=lambda: {"app.kubernetes.io/name": "prometheus"},
+        description="Labels of the Prometheus pods the exporter admits.")
+    alerts: Alerts = Field(default_factory=Alerts, description="Alert thresholds.")
+    grafana_dashboard: bool = Field(True, description="Ship the Grafana dashboard ConfigMap.")
+
+
+class Validation(SpecModel):
+    """The end-to-end job that runs `npu-smi info` on a canary NPU."""
+
+    enabled: bool = Field(True, description="Run the validation job.")
+    image: Image = Field(default_factory=lambda: _image("ascend-toolkit", "8.0.RC3-910b-ubuntu22.04-py3.10"),
+                         description="Image with `npu-smi`.")
+    timeout_seconds: int = Field(600, ge=60, le=7200, description="How long `pulumi up` waits for the job.")
+
+
+class DashboardAccess(SpecModel):
+    """Optional read-only Kubernetes Dashboard access to the NPU namespace."""
+
+    enabled: bool = Field(False, description="Grant read-only access to `cluster.namespace`.")
+    group: Optional[str] = Field(None, description="Group that gets read-only access.")
+    service_account: Optional[str] = Field(None, pattern=DNS_SUBDOMAIN,
+                                           description="ServiceAccount (`namespace/name` is not allowed: "
+                                                       "the Dashboard's own, in `dashboardNamespace`).")
+    dashboard_namespace: str = Field("kubernetes-dashboard", pattern=DNS_LABEL,
+                                     description="Namespace of the Dashboard's ServiceAccount.")
+
+    @model_validator(mode="after")
+    def _subject(self) -> "DashboardAccess":
+        if self.enabled and not (self.group or self.service_account):
+            raise ValueError("enabled without a subject; set 'group' or 'serviceAccount'")
+        return self

@@ -1,0 +1,41 @@
+"""Read the stack config from Pulumi, the one place the program touches config."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+
+from components.spec.problems import NAMESPACE
+from components.spec.stack import CONFIG_KEYS, StackSpec, parse_stack
+
+SECRET_KEY = next(k.name for k in CONFIG_KEYS if k.secret)
+
+
+def _present_keys() -> set[str]:
+    """Every `ascend-npu:` key the engine passed in, including ones the project does not know."""
+    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+    prefix = f"{NAMESPACE}:"
+    return {k[len(prefix):] for k in keys if k.startswith(prefix)}
+
+
+def _decode(text: Any) -> Any:
+    """Structured values arrive as JSON text; anything else stays as written, for the model to judge."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def load_stack_spec() -> StackSpec:
+    """The validated StackSpec of the running stack, or SpecError listing every problem."""
+    raw = {}
+    for key in _present_keys() - {SECRET_KEY}:
+        raw[key] = _decode(runtime_config.get_config(f"{NAMESPACE}:{key}"))
+    full_secret_key = f"{NAMESPACE}:{SECRET_KEY}"
+    has_key = bool(runtime_config.get_config(full_secret_key))
+    private_key = pulumi.Config(NAMESPACE).get_secret(SECRET_KEY) if has_key else None
+    return parse_stack(raw, private_key, runtime_config.is_config_secret(full_secret_key))

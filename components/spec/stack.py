@@ -1,0 +1,110 @@
+"""The whole stack spec: the config keys, their models, and the parse that runs every check."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from pydantic import TypeAdapter, ValidationError
+
+from components.spec.cluster import (Cluster, DashboardAccess, DevicePlugin, Exporter, Monitoring, Rollout,
+                                     Validation)
+from components.spec.checks import resolve_nodes, run_checks
+from components.spec.hosts import Node, NodeSpec, Pool, Ssh
+from components.spec.packages import Packages
+from components.spec.problems import Problem, SpecError, from_validation_error
+from components.spec.versions import Versions
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One top-level config key: the type it parses into and whether stacks must set it."""
+
+    name: str
+    annotation: Any
+    description: str
+    required: bool = False
+    secret: bool = False
+
+
+CONFIG_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("cluster", Cluster, "The cluster: name, namespace, default container runtime.", required=True),
+    ConfigKey("ssh", Ssh, "How to reach the nodes: user, port, agent, bastion."),
+    ConfigKey("sshPrivateKey", str, "Private key for SSH; set it with `pulumi config set --secret "
+              "sshPrivateKey < key` (never in plain text). Not needed with `ssh.useAgent`.", secret=True),
+    ConfigKey("pools", dict[str, Pool], "Named defaults (chip, arch, npuCount, containerRuntime) for nodes."),
+    ConfigKey("nodes", list[Node], "The NPU servers; `name` is the Kubernetes node name.", required=True),
+    ConfigKey("versions", Versions, "Exact firmware, driver, CANN and Ascend Docker Runtime versions.",
+              required=True),
+    ConfigKey("packages", Packages, "The `.run` installers: source, files and SHA-256 sums.", required=True),
+    ConfigKey("rollout", Rollout, "Canary nodes, nodes per wave, reboot and destroy behaviour."),
+    ConfigKey("devicePlugin", DevicePlugin, "Ascend device plugin: image, Volcano mode, resources."),
+    ConfigKey("exporter", Exporter, "NPU exporter: on/off, image, port, resources."),
+    ConfigKey("monitoring", Monitoring, "Prometheus Operator objects, Prometheus pods, alert thresholds."),
+    ConfigKey("validation", Validation, "End-to-end validation job on a canary node."),
+    ConfigKey("dashboardAccess", DashboardAccess, "Optional read-only Kubernetes Dashboard access."),
+)
+KEYS_BY_NAME = {k.name: k for k in CONFIG_KEYS}
+
+
+@dataclass(frozen=True)
+class StackSpec:
+    """The validated stack: every section, the resolved nodes and the SSH secret (an Output or None)."""
+
+    cluster: Cluster
+    ssh: Ssh
+    pools: dict[str, Pool]
+    nodes: tuple[NodeSpec, ...]
+    versions: Versions
+    packages: Packages
+    rollout: Rollout
+    device_plugin: DevicePlugin
+    exporter: Exporter
+    monitoring: Monitoring
+    validation: Validation
+    dashboard_access: DashboardAccess
+    ssh_private_key: Any = field(default=None, repr=False)
+
+    @property
+    def canaries(self) -> tuple[str, ...]:
+        """The canary node names (the first node when the stack names none)."""
+        return tuple(self.rollout.canaries) or (self.nodes[0].name,)
+
+    def node(self, name: str) -> NodeSpec:
+        return next(n for n in self.nodes if n.name == name)
+
+
+def parse_sections(raw: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """Validate each key on its own, so one broken section does not hide the problems of another."""
+    parsed: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for key in CONFIG_KEYS:
+        if key.secret:
+            continue
+        if key.name not in raw or raw[key.name] is None:
+            if key.required:
+                problems.append(Problem(key.name, f"required and missing; {key.description}"))
+                continue
+            raw_value: Any = {}
+        else:
+            raw_value = raw[key.name]
+        try:
+            parsed[key.name] = TypeAdapter(key.annotation).validate_python(raw_value)
+        except ValidationError as exc:
+            problems += from_validation_error(key.name, key.annotation, exc)
+    for name in sorted(set(raw) - set(KEYS_BY_NAME)):
+        problems.append(Problem(name, f"unknown config key; the keys are: {', '.join(KEYS_BY_NAME)}"))
+    return parsed, problems
+
+
+def parse_stack(raw: dict[str, Any], private_key: Any = None, private_key_is_secret: bool = True) -> StackSpec:
+    """Raw config values (key without namespace -> value) to a StackSpec, or SpecError with every problem."""
+    parsed, problems = parse_sections(raw)
+    problems += run_checks(parsed, private_key is not None, private_key_is_secret)
+    if problems:
+        raise SpecError(problems)
+    return StackSpec(
+        cluster=parsed["cluster"], ssh=parsed["ssh"], pools=parsed["pools"],
+        nodes=tuple(resolve_nodes(parsed)[0]), versions=parsed["versions"], packages=parsed["packages"],
+        rollout=parsed["rollout"], device_plugin=parsed["devicePlugin"], exporter=parsed["exporter"],
+        monitoring=parsed["monitoring"], validation=parsed["validation"],
+        dashboard_access=parsed["dashboardAccess"], ssh_private_key=private_key)

@@ -1,0 +1,60 @@
+"""The exact versions a stack installs, and the explicit way out of the compatibility matrix."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pydantic import Field, field_validator
+
+from components.spec.base import SpecModel, require_pinned
+
+VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z]+)+$")
+EXAMPLE = {"firmware": "7.3.0.1.231", "driver": "24.1.rc2", "CANN": "8.0.RC3", "Ascend Docker Runtime": "6.0.RC3"}
+
+
+def exact(value: str, what: str) -> str:
+    """A dotted version such as `24.1.rc2`, `8.0.RC3` or `7.3.0.1.231`."""
+    require_pinned(value, what)
+    if VERSION.match(value) is None:
+        raise ValueError(f"'{value}' is not a version; write the exact {what} version, e.g. {EXAMPLE[what]}")
+    return value
+
+
+class CompatibilityOverride(SpecModel):
+    """Deploy a combination the matrix does not document, on purpose and with a reason."""
+
+    firmware: str = Field(description="The firmware version being overridden (must equal `versions.firmware`).")
+    driver: str = Field(description="The driver version being overridden (must equal `versions.driver`).")
+    cann: str = Field(description="The CANN version being overridden (must equal `versions.cann`).")
+    reason: str = Field(min_length=15, description="Why this combination is safe (a ticket, a vendor note).")
+
+
+class Versions(SpecModel):
+    """One version of each Ascend component for the whole stack."""
+
+    firmware: str = Field(description="NPU firmware, e.g. `7.3.0.1.231`.")
+    driver: str = Field(description="NPU driver, e.g. `24.1.rc2`.")
+    cann: str = Field(description="CANN toolkit and kernels, e.g. `8.0.RC3`.")
+    docker_runtime: str = Field(description="Ascend Docker Runtime, e.g. `6.0.RC3`.")
+    compatibility_override: Optional[CompatibilityOverride] = Field(
+        None, description="Accept a combination outside the matrix; names it and says why.")
+
+    @field_validator("firmware")
+    @classmethod
+    def _firmware(cls, value: str) -> str:
+        return exact(value, "firmware")
+
+    @field_validator("driver")
+    @classmethod
+    def _driver(cls, value: str) -> str:
+        return exact(value, "driver")
+
+    @field_validator("cann")
+    @classmethod
+    def _cann(cls, value: str) -> str:
+        return exact(value, "CANN")
+
+    @field_validator("docker_runtime")
+    @classmethod
+    def _docker_runtime(cls, value: str) -> str:
+        return exact(value, "Ascend Docker Runtime")

@@ -1,0 +1,39 @@
+"""Where Kubernetes workload kinds keep their pod spec and containers."""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+POD_SPEC_PATHS = {
+    "kubernetes:core/v1:Pod": ("spec",),
+    "kubernetes:core/v1:ReplicationController": ("spec", "template", "spec"),
+    "kubernetes:apps/v1:Deployment": ("spec", "template", "spec"),
+    "kubernetes:apps/v1:DaemonSet": ("spec", "template", "spec"),
+    "kubernetes:apps/v1:StatefulSet": ("spec", "template", "spec"),
+    "kubernetes:apps/v1:ReplicaSet": ("spec", "template", "spec"),
+    "kubernetes:batch/v1:Job": ("spec", "template", "spec"),
+    "kubernetes:batch/v1:CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "kubernetes:core/v1:PodTemplate": ("template", "spec"),
+}
+CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+def pod_spec(resource_type: str, props: Any) -> Any:
+    """The pod spec of a workload resource, or None for other kinds or when it is absent."""
+    path = POD_SPEC_PATHS.get(resource_type.replace("/v1beta1:", "/v1:").replace("/v1beta2:", "/v1:"))
+    if path is None:
+        return None
+    node = props
+    for key in path:
+        if not isinstance(node, dict) and not hasattr(node, "get"):
+            return None
+        node = node.get(key)
+        if node is None:
+            return None
+    return node
+
+
+def containers(spec: Any) -> Iterator[tuple[str, Any]]:
+    """(`containers[0]`-style path, container) for every container list of a pod spec."""
+    for field in CONTAINER_LISTS:
+        for i, container in enumerate(spec.get(field) or []):
+            yield f"{field}[{i}]", container
