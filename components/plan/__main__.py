@@ -41,11 +41,13 @@ def summary(stack: str, resources, report: dict, waves: list[list[str]]) -> str:
     lines.append(f"policy pack {report['pack']}: {len(report['policies'])} policies, "
                  f"{len(mandatory)} mandatory and {len(report['violations']) - len(mandatory)} other violations")
     for v in report["violations"]:
-        lines.append(f"  [{v['enforcementLevel']}] {v['policy']}: {v['message']} ({v['urn'].rsplit('::', 1)[-1]})")
+        message = v['message'].splitlines()[-1]
+        lines.append(f"  [{v['enforcementLevel']}] {v['policy']}: {message} ({v['urn'].rsplit('::', 1)[-1]})")
     return "\n".join(lines)
 
 
-def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool = False) -> int:
+def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool = False,
+         pack_dir: Path | None = None, pack_config: dict | None = None) -> int:
     try:
         config = read_stack_config(ROOT, stack, stack_file)
         resources = run_program(ROOT / "__main__.py", config.project, stack, config.values, config.secret_keys)
@@ -53,7 +55,7 @@ def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool 
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     try:
-        report = judge(resources, ROOT / "policies")
+        report = judge(resources, pack_dir or ROOT / "policies", pack_config)
     except PolicyPackError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_POLICY
@@ -80,8 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", default="dev", help="stack name: reads Pulumi.<stack>.yaml (default: dev)")
     parser.add_argument("--stack-file", type=Path, help="read this stack file instead of Pulumi.<stack>.yaml")
     parser.add_argument("--out", type=Path, help="output directory (default: build/<stack>)")
+    parser.add_argument("--policy-pack", type=Path, help="policy pack folder (default: policies)")
+    parser.add_argument("--policy-pack-config", type=Path,
+                        help="JSON file of per-policy config, as `pulumi preview --policy-pack-config` takes")
     args = parser.parse_args(argv)
-    return plan(args.stack, args.out or ROOT / "build" / args.stack, args.stack_file)
+    pack_config = json.loads(args.policy_pack_config.read_text()) if args.policy_pack_config else None
+    return plan(args.stack, args.out or ROOT / "build" / args.stack, args.stack_file,
+                pack_dir=args.policy_pack, pack_config=pack_config)
 
 
 if __name__ == "__main__":

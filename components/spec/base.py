@@ -8,6 +8,8 @@ from pydantic.alias_generators import to_camel
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+MIRROR_URL = r"^https?://[^\s/]+(/[^\s]*)?$"
+PACKAGE_FILE = r"^[A-Za-z0-9][A-Za-z0-9._-]*\.run$"
 UNPINNED_WORDS = frozenset({"latest", "stable", "current", "master", "main", "*", "any"})
 
 
@@ -23,10 +25,10 @@ class SpecModel(BaseModel):
     )
 
 
-def require_pinned(value: str, what: str) -> str:
+def require_pinned(value: str, what: str, example: str) -> str:
     """Refuse `latest`-style words and ranges where an exact version is needed."""
     if value.lower() in UNPINNED_WORDS:
-        raise ValueError(f"'{value}' is not a version; write the exact {what} version")
+        raise ValueError(f"'{value}' moves over time; write the exact {what}, e.g. {example}")
     if re.search(r"[\s*^~<>=|]", value) or ".x" in value.lower():
-        raise ValueError(f"'{value}' is a range; write one exact {what} version")
+        raise ValueError(f"'{value}' is a range; write one exact {what}, e.g. {example}")
     return value

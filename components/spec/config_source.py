@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Mapping
 
 import pulumi
 from pulumi.runtime import config as runtime_config
@@ -13,11 +13,11 @@ from components.spec.stack import CONFIG_KEYS, StackSpec, parse_stack
 SECRET_KEY = next(k.name for k in CONFIG_KEYS if k.secret)
 
 
-def _present_keys() -> set[str]:
-    """Every `ascend-npu:` key the engine passed in, including ones the project does not know."""
-    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+def raw_config(values: Mapping[str, Any]) -> dict[str, Any]:
+    """`ascend-npu:key` -> text, as the engine passes config, to key -> decoded value (the secret left out)."""
     prefix = f"{NAMESPACE}:"
-    return {k[len(prefix):] for k in keys if k.startswith(prefix)}
+    return {k[len(prefix):]: _decode(v) for k, v in values.items()
+            if k.startswith(prefix) and k != f"{prefix}{SECRET_KEY}"}
 
 
 def _decode(text: Any) -> Any:
@@ -32,9 +32,7 @@ def _decode(text: Any) -> Any:
 
 def load_stack_spec() -> StackSpec:
     """The validated StackSpec of the running stack, or SpecError listing every problem."""
-    raw = {}
-    for key in _present_keys() - {SECRET_KEY}:
-        raw[key] = _decode(runtime_config.get_config(f"{NAMESPACE}:{key}"))
+    raw = raw_config({**runtime_config.get_config_env(), **runtime_config.CONFIG.get()})
     full_secret_key = f"{NAMESPACE}:{SECRET_KEY}"
     has_key = bool(runtime_config.get_config(full_secret_key))
     private_key = pulumi.Config(NAMESPACE).get_secret(SECRET_KEY) if has_key else None

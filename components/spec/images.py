@@ -37,7 +37,7 @@ class Image(SpecModel):
             return value
         if TAG.match(value) is None:
             raise ValueError(f"'{value}' is not an image tag; write a tag such as 'v6.0.0'")
-        return require_pinned(value, "image")
+        return require_pinned(value, "image tag", "v6.0.0 (or pin a digest)")
 
     @field_validator("digest")
     @classmethod

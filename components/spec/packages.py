@@ -7,7 +7,7 @@ from typing import Optional
 
 from pydantic import Field, field_validator
 
-from components.spec.base import SpecModel
+from components.spec.base import MIRROR_URL, PACKAGE_FILE, SpecModel
 from components.spec.hosts import Arch, Chip
 
 
@@ -50,7 +50,7 @@ class PackageFile(SpecModel):
     """One installer: kind, the chip and arch it is for, file name and checksum."""
 
     kind: Kind = Field(description="`driver`, `firmware`, `toolkit`, `kernels` or `dockerRuntime`.")
-    file: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*\.run$", description="File name of the `.run` package.")
+    file: str = Field(pattern=PACKAGE_FILE, description="File name of the `.run` package.")
     sha256: str = Field(description="SHA-256 of the file, 64 hex characters (`sha256sum FILE`).")
     chip: Optional[Chip] = Field(None, description="Chip it is for (driver, firmware, kernels).")
     arch: Optional[Arch] = Field(None, description="Architecture it is for (driver, toolkit, kernels, "
@@ -70,7 +70,7 @@ class Packages(SpecModel):
 
     source: Source = Field(description="`upload` from `directory`, or `mirror` from `mirrorUrl`.")
     directory: Optional[str] = Field(None, description="Local directory holding the files (source `upload`).")
-    mirror_url: Optional[str] = Field(None, pattern=r"^https?://[^\s/]+(/[^\s]*)?$",
+    mirror_url: Optional[str] = Field(None, pattern=MIRROR_URL,
                                       description="Internal HTTP(S) URL the nodes fetch `<url>/<file>` from "
                                                   "(source `mirror`).")
     files: list[PackageFile] = Field(min_length=1, description="The installers, one entry per file.")

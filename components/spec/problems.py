@@ -9,7 +9,15 @@ from typing import Any, Iterable
 import pulumi
 from pydantic import BaseModel, ValidationError
 
+from components.spec.base import DNS_LABEL, DNS_SUBDOMAIN, MIRROR_URL, PACKAGE_FILE
+
 NAMESPACE = "ascend-npu"
+PATTERN_RULES = {
+    DNS_LABEL: "write lowercase letters, digits and '-', at most 63 characters",
+    DNS_SUBDOMAIN: "write lowercase letters, digits, '-' and '.'",
+    MIRROR_URL: "write an http:// or https:// URL",
+    PACKAGE_FILE: "write the `.run` file name without a directory",
+}
 
 
 @dataclass(frozen=True, order=True)
@@ -86,10 +94,11 @@ def describe(key: str, annotation: Any, error: dict, secret: bool) -> Problem:
     elif kind == "string_pattern_mismatch":
         model = _model_at(annotation, loc[:-1])
         info = next((f for n, f in model.model_fields.items() if loc[-1] in (f.alias, n)), None) if model else None
-        hint = info.description if info and info.description else f"it must match {error['ctx']['pattern']}"
-        message = f"{shown} is not valid here; {hint}"
+        rule = PATTERN_RULES.get(error["ctx"]["pattern"], f"it must match {error['ctx']['pattern']}")
+        what = f" ({info.description.rstrip('.')})" if info and info.description else ""
+        message = f"{shown} is not valid here{what}; {rule}"
     elif error["msg"].startswith("Input should be"):
-        message = f"{shown} is not allowed; write {error['msg'][len('Input should be '):]}"
+        message = f"{shown} is not allowed; it should be {error['msg'][len('Input should be '):]}"
     else:
         message = f"{error['msg']} (got {shown})"
     return Problem(field_path(key, loc), message)

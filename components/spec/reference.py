@@ -102,10 +102,8 @@ def _rows(model: type[BaseModel], prefix: str) -> Iterator[str]:
         path = f"{prefix}.{info.alias or name}"
         yield f"| `{path}` | {_type_name(info.annotation)} | {_default(info)} | {info.description or ''} |"
         inner, suffix = _model_of(info.annotation)
-        if inner is not None and inner.__name__ != "Image":
+        if inner is not None:
             yield from _rows(inner, path + suffix)
-        elif inner is not None:
-            yield from (r for r in _rows(inner, path + suffix) if "pullPolicy" in r)
 
 
 def config_reference() -> str:
@@ -116,8 +114,6 @@ def config_reference() -> str:
         out += [f"#### `ascend-npu:{key.name}` ({need})", "", key.description, ""]
         model, suffix = _model_of(key.annotation)
         if model is None:
-            continue
-        if model.__name__ == "Image":
             continue
         out += ["| key | type | default | description |", "|---|---|---|---|"]
         out += list(_rows(model, key.name + suffix)) + [""]

@@ -14,7 +14,7 @@ EXAMPLE = {"firmware": "7.3.0.1.231", "driver": "24.1.rc2", "CANN": "8.0.RC3", "
 
 def exact(value: str, what: str) -> str:
     """A dotted version such as `24.1.rc2`, `8.0.RC3` or `7.3.0.1.231`."""
-    require_pinned(value, what)
+    require_pinned(value, f"{what} version", EXAMPLE[what])
     if VERSION.match(value) is None:
         raise ValueError(f"'{value}' is not a version; write the exact {what} version, e.g. {EXAMPLE[what]}")
     return value

@@ -1,0 +1,1 @@
+"""Benchmarks that print figures; nothing here asserts a time."""

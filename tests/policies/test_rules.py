@@ -1,0 +1,54 @@
+"""Each rule against its pass/fail fixtures (names state the expected count), over the analyzer protocol."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.plan.recorder import Recorded
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CASES = sorted(FIXTURES.glob("*/*.yaml"))
+NAME = re.compile(r"^(pass|fail)-(\d+)-[a-z0-9-]+$")
+
+
+def as_recorded(doc: dict) -> Recorded:
+    name = doc["name"]
+    return Recorded(urn=f"urn:pulumi:test::fixture::{doc['type']}::{name}", type=doc["type"], name=name, parent="",
+                    custom=True, dependencies=[], property_dependencies={}, provider="",
+                    properties=doc["properties"])
+
+
+def test_fixture_names_state_the_count():
+    for case in CASES:
+        kind, count = NAME.match(case.stem).groups()
+        assert (kind == "pass") == (count == "0"), case.name
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_rule_reports_the_stated_number_of_violations(pack, case: Path):
+    rule = case.parent.name
+    expected = int(NAME.match(case.stem).group(2))
+    doc = yaml.safe_load(case.read_text())
+    pack.configure({rule: doc.get("config", {})})
+    try:
+        diagnostics = [d for d in pack.analyze(as_recorded(doc), {}) if d.policy == rule]
+    finally:
+        pack.configure({})
+    found = [d for d in diagnostics if d.level == "mandatory"]
+    assert len(found) == expected, [d.message for d in found]
+    skipped = [d for d in diagnostics if d.level != "mandatory"]
+    assert all("can't be known during preview" in d.message for d in skipped), "only unknowns may skip a rule"
+
+
+def test_every_rule_has_metadata_and_fixtures_both_ways(pack):
+    info = pack.info()
+    assert info.name == "ascend-npu"
+    for policy in info.policies:
+        assert policy.name and len(policy.description) > 20, policy.name
+        assert policy.enforcementLevel in (0, 1), policy.name
+        assert len(policy.remediation_steps) > 20, f"{policy.name} says how to fix a violation"
+        kinds = {c.stem.split("-")[0] for c in (FIXTURES / policy.name).glob("*.yaml")}
+        assert kinds == {"pass", "fail"}, f"{policy.name} needs pass and fail fixtures"

@@ -1,0 +1,94 @@
+"""`make plan`: outputs, exit codes, a complete and deterministic record, secrets masked."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from components.plan.__main__ import EXIT_OK, EXIT_POLICY, plan
+from components.plan.recorder import MASK, SECRET_SIG, SIG_KEY, mask
+from tests.stacks import ROOT
+
+OUTPUTS = ("resources.json", "policy-report.json", "graph.mmd")
+
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory):
+    """Both committed stacks planned once for the module."""
+    out = {}
+    for stack in ("dev", "prod"):
+        target = tmp_path_factory.mktemp(stack)
+        printed = io.StringIO()
+        with redirect_stdout(printed):
+            code = plan(stack, target)
+        out[stack] = (code, target, printed.getvalue())
+    return out
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_plan_writes_the_three_outputs_and_exits_0(planned, stack):
+    code, target, printed = planned[stack]
+    assert code == EXIT_OK
+    for name in OUTPUTS:
+        assert (target / name).stat().st_size > 0
+    assert "wave 0 (canary)" in printed and "policy pack ascend-npu" in printed
+
+
+def test_record_has_every_field_a_reviewer_needs(planned):
+    resources = json.loads((planned["dev"][1] / "resources.json").read_text())
+    for r in resources:
+        assert {"urn", "type", "name", "parent", "dependencies", "inputs"} <= set(r)
+    by_type = {r["type"]: r for r in resources}
+    platform = by_type["ascend-npu:index:AscendNpuPlatform"]
+    namespace = by_type["kubernetes:core/v1:Namespace"]
+    assert namespace["parent"] == platform["urn"] and namespace["name"].startswith(platform["name"] + "-")
+    assert namespace["inputs"]["metadata"]["name"] == "ascend-system"
+    assert namespace["inputs"]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+
+
+def test_policy_report_lists_the_pack_and_its_rules(planned):
+    report = json.loads((planned["prod"][1] / "policy-report.json").read_text())
+    assert report["pack"] == "ascend-npu" and "image-pinning" in report["policies"]
+    assert [v for v in report["violations"] if v["enforcementLevel"] == "mandatory"] == []
+
+
+def test_graph_is_mermaid_with_components_as_boxes(planned):
+    text = (planned["dev"][1] / "graph.mmd").read_text()
+    assert text.startswith("flowchart LR") and "subgraph" in text and "Namespace<br/>dev-ascend-namespace" in text
+
+
+def test_two_runs_register_byte_identical_inputs(planned, tmp_path):
+    with redirect_stdout(io.StringIO()):
+        assert plan("prod", tmp_path) == EXIT_OK
+    assert (tmp_path / "resources.json").read_bytes() == (planned["prod"][1] / "resources.json").read_bytes()
+
+
+def test_mandatory_violation_exits_1_naming_the_rule(tmp_path):
+    err = io.StringIO()
+    with redirect_stderr(err), redirect_stdout(io.StringIO()):
+        code = plan("dev", tmp_path, pack_dir=ROOT / "tests" / "fixtures" / "deny-namespaces")
+    assert code == EXIT_POLICY
+    assert "mandatory policies violated: no-namespaces" in err.getvalue()
+    report = json.loads((tmp_path / "policy-report.json").read_text())
+    assert [v["message"].splitlines()[-1] for v in report["violations"]] == ["namespace ascend-system is not allowed here"]
+
+
+def test_mask_hides_secrets_and_unknowns():
+    wire = {"a": {SIG_KEY: SECRET_SIG, "value": "-----BEGIN KEY-----"}, "b": ["04da6b54-80e4-46f7-96ec-b56ff0331ba9"]}
+    assert mask(wire) == {"a": MASK, "b": ["[unknown]"]}
+
+
+def test_secure_value_never_reaches_the_outputs(planned):
+    text = "".join((planned["prod"][1] / name).read_text() for name in OUTPUTS)
+    assert "v1:Hk2b7Yw0Xq5mS1rT" not in text and "[secret: decrypted" not in text
+
+
+def test_make_plan_runs_as_the_readme_says():
+    result = subprocess.run(["make", "-s", "plan"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "stack dev:" in result.stdout and (ROOT / "build" / "dev" / "resources.json").exists()

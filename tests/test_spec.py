@@ -1,0 +1,106 @@
+"""The committed stacks parse, defaults apply as documented, and the matrix says what the facts say."""
+from __future__ import annotations
+
+import pytest
+
+from components.plan.stack_files import read_stack_config
+from components.rollout import plan_waves
+from components.spec.config_source import raw_config
+from components.spec.stack import parse_stack
+from components.spec.compatibility import load_matrix
+from components.spec.hosts import NodeSpec
+from components.spec.packages import Kind, parse_file_name, versions_match
+from tests.stacks import ROOT
+
+
+def spec_of(stack: str):
+    config = read_stack_config(ROOT, stack)
+    raw = raw_config(config.values)
+    key = config.values.get("ascend-npu:sshPrivateKey") or None
+    return parse_stack(raw, key, "ascend-npu:sshPrivateKey" in config.secret_keys)
+
+
+def test_dev_stack_is_two_910b_nodes_on_containerd():
+    spec = spec_of("dev")
+    assert [(n.chip.value, n.arch.value, n.container_runtime.value, n.npu_count) for n in spec.nodes] == \
+        [("910B", "aarch64", "containerd", 8)] * 2
+    assert spec.canaries == ("dev-npu-01",)
+    assert spec.ssh.use_agent and spec.ssh_private_key is None
+
+
+def test_prod_stack_pools_apply_and_secret_key_is_opaque():
+    spec = spec_of("prod")
+    assert len(spec.nodes) >= 32
+    engines = {n.pool: n.container_runtime.value for n in spec.nodes}
+    assert engines == {"train": "containerd", "infer": "docker"}
+    assert {n.chip.value for n in spec.nodes if n.pool == "infer"} == {"310P"}
+    assert spec.rollout.max_parallel == 8 and len(spec.canaries) == 2
+    assert spec.ssh.bastion is not None and spec.ssh.bastion.port == 2222
+    assert all(image.digest for image in (spec.device_plugin.image, spec.exporter.image, spec.validation.image))
+    assert spec.ssh_private_key.startswith("[secret")
+
+
+def test_no_stack_file_holds_a_secret_in_clear():
+    for stack in ("dev", "prod"):
+        text = (ROOT / f"Pulumi.{stack}.yaml").read_text()
+        assert "PRIVATE KEY" not in text
+    assert "secure: v1:" in (ROOT / "Pulumi.prod.yaml").read_text()
+
+
+@pytest.mark.parametrize("firmware, driver, cann, documented", [
+    ("7.3.0.1.231", "24.1.rc2", "8.0.RC3", True),
+    ("7.3.0.1.231", "24.1.RC2", "8.0.rc3", True),
+    ("7.1.0.6.220", "24.1.rc1", "8.0.RC2", True),
+    ("6.4.0.4.220", "23.0.rc3", "7.0.RC1", True),
+    ("7.7.0.1.231", "25.0.rc1", "8.2.RC1", True),
+    ("7.8.0.5.216", "25.5.0", "8.5.0", True),
+    ("6.3.3", "23.0.rc3", "8.0.RC1", False),
+    ("7.3.0.1.231", "24.1.rc2", "8.2.RC1", True),
+    ("7.1.0.6.220", "24.1.rc1", "8.0.RC3", False),
+    ("7.5.0.1.129", "26.0.rc1", "9.0.0", False),
+])
+def test_matrix_verdicts(firmware, driver, cann, documented):
+    assert (load_matrix().problem(firmware, driver, cann) is None) is documented
+
+
+@pytest.mark.parametrize("kind, name, expected", [
+    (Kind.DRIVER, "Ascend-hdk-910b-npu-driver_24.1.rc2_linux-aarch64.run", ("910b", "24.1.rc2", "aarch64")),
+    (Kind.DRIVER, "Ascend-hdk-310p-npu-driver_24.1.rc2_linux-x86-64.run", ("310p", "24.1.rc2", "x86_64")),
+    (Kind.FIRMWARE, "Ascend-hdk-910b-npu-firmware_7.3.0.1.231.run", ("910b", "7.3.0.1.231", None)),
+    (Kind.TOOLKIT, "Ascend-cann-toolkit_8.0.RC3_linux-x86_64.run", (None, "8.0.RC3", "x86_64")),
+    (Kind.KERNELS, "Ascend-cann-kernels-910b_8.0.RC2_linux.run", ("910b", "8.0.RC2", None)),
+    (Kind.KERNELS, "Ascend-cann-kernels-910b_8.0.RC3_linux-aarch64.run", ("910b", "8.0.RC3", "aarch64")),
+    (Kind.KERNELS, "Ascend-cann-910-ops_8.5.0_linux-aarch64.run", ("910", "8.5.0", "aarch64")),
+    (Kind.DOCKER_RUNTIME, "Ascend-docker-runtime_6.0.RC3_linux-aarch64.run", (None, "6.0.RC3", "aarch64")),
+    (Kind.DRIVER, "Ascend-cann-toolkit_8.0.RC3_linux-aarch64.run", None),
+])
+def test_file_name_rules(kind, name, expected):
+    found = parse_file_name(kind, name)
+    assert (found and (found.get("chip"), found["version"], found.get("arch"))) == expected or \
+        (found is None and expected is None)
+
+
+def test_driver_file_may_carry_a_patch_number():
+    assert versions_match("25.0.rc1", "25.0.rc1.1")
+    assert not versions_match("25.0", "25.0.rc1")
+    assert not versions_match("24.1.rc2", "24.1.rc21")
+
+
+def _node(name, wave=None):
+    return NodeSpec(name=name, address=name, host_key="k", pool=None, wave=wave, chip="910B", arch="aarch64",
+                    npu_count=8, container_runtime="containerd")
+
+
+def test_waves_put_canaries_first_then_numbered_waves_then_the_rest():
+    nodes = tuple([_node("a"), _node("b", 2), _node("c", 1), _node("d"), _node("e"), _node("f", 1)])
+    waves = plan_waves(nodes, ("d",), max_parallel=2)
+    assert [[n.name for n in w] for w in waves] == [["d"], ["c", "f"], ["b"], ["a", "e"]]
+    assert all(len(w) <= 2 for w in waves)
+
+
+def test_prod_waves_respect_max_parallel(run_stack):
+    resources = run_stack(ROOT / "Pulumi.prod.yaml", "prod")
+    waves = next(r for r in resources if r.type == "pulumi:pulumi:Stack").outputs["waves"]
+    assert waves[0] == ["train-01.prod.corp.example", "infer-01.prod.corp.example"]
+    assert all(len(w) <= 8 for w in waves)
+    assert sum(len(w) for w in waves) == 34 and len({n for w in waves for n in w}) == 34
