@@ -1,4 +1,4 @@
-"""The platform component: the root every layer of ascend-npu plugs into."""
+"""The platform component: the root of one cluster's graph, hosts and cluster layer wired together."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,8 +7,8 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.cluster.namespace import namespace_object
-from components.rollout import plan_waves
+from components.cluster.component import AscendCluster, AscendClusterArgs
+from components.host.layer import build_hosts
 from components.spec import StackSpec
 
 
@@ -20,21 +20,23 @@ class AscendNpuPlatformArgs:
 
 
 class AscendNpuPlatform(pulumi.ComponentResource):
-    """One cluster's NPU estate: provider, namespace, and (as they land) the host and cluster layers."""
+    """One cluster's NPU estate: every node's host steps in waves, then the cluster layer on verified nodes."""
 
     namespace: pulumi.Output[str]
     waves: list[list[str]]
+    nodes: dict[str, pulumi.Output[dict]]
 
     def __init__(self, name: str, args: AscendNpuPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("ascend-npu:index:AscendNpuPlatform", name, None, opts)
         spec = args.spec
-        self.waves = [[n.name for n in wave] for wave in plan_waves(spec.nodes, spec.canaries,
-                                                                     spec.rollout.max_parallel)]
         self.provider = k8s.Provider(f"{name}-k8s", context=spec.cluster.kube_context,
                                      opts=pulumi.ResourceOptions(parent=self))
-        child = pulumi.ResourceOptions(parent=self, provider=self.provider)
-        ns = namespace_object(spec)
-        self.namespace_resource = k8s.core.v1.Namespace(
-            f"{name}-namespace", metadata=ns["metadata"], opts=child)
-        self.namespace = self.namespace_resource.metadata.apply(lambda m: m["name"])
-        self.register_outputs({"namespace": self.namespace, "waves": self.waves})
+        self.waves, self.hosts = build_hosts(name, spec, parent=self)
+        self.cluster = AscendCluster(
+            f"{name}-cluster",
+            AscendClusterArgs(spec=spec, provider=self.provider,
+                              node_ready={node: [host.verify] for node, host in self.hosts.items()}),
+            opts=pulumi.ResourceOptions(parent=self))
+        self.namespace = self.cluster.namespace
+        self.nodes = {node: host.verified for node, host in self.hosts.items()}
+        self.register_outputs({"namespace": self.namespace, "waves": self.waves, "nodes": self.nodes})

@@ -44,9 +44,10 @@ def test_record_has_every_field_a_reviewer_needs(planned):
     for r in resources:
         assert {"urn", "type", "name", "parent", "dependencies", "inputs"} <= set(r)
     by_type = {r["type"]: r for r in resources}
-    platform = by_type["ascend-npu:index:AscendNpuPlatform"]
+    cluster = by_type["ascend-npu:index:AscendCluster"]
     namespace = by_type["kubernetes:core/v1:Namespace"]
-    assert namespace["parent"] == platform["urn"] and namespace["name"].startswith(platform["name"] + "-")
+    assert cluster["parent"] == by_type["ascend-npu:index:AscendNpuPlatform"]["urn"]
+    assert namespace["parent"] == cluster["urn"] and namespace["name"].startswith(cluster["name"] + "-")
     assert namespace["inputs"]["metadata"]["name"] == "ascend-system"
     assert namespace["inputs"]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
 
@@ -59,7 +60,7 @@ def test_policy_report_lists_the_pack_and_its_rules(planned):
 
 def test_graph_is_mermaid_with_components_as_boxes(planned):
     text = (planned["dev"][1] / "graph.mmd").read_text()
-    assert text.startswith("flowchart LR") and "subgraph" in text and "Namespace<br/>dev-ascend-namespace" in text
+    assert text.startswith("flowchart LR") and "subgraph" in text and "Namespace<br/>dev-ascend-cluster-namespace" in text
 
 
 def test_two_runs_register_byte_identical_inputs(planned, tmp_path):

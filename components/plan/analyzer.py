@@ -84,14 +84,17 @@ class PolicyPackProcess:
     def info(self) -> analyzer_pb2.AnalyzerInfo:
         return self.stub.GetAnalyzerInfo(empty_pb2.Empty())
 
-    def configure(self, policy_config: dict[str, dict]) -> None:
-        """`{policy: {"enforcementLevel": "advisory", ...properties}}`, as `--policy-pack-config` gives it."""
+    def configure(self, policy_config: dict[str, dict | str]) -> None:
+        """Per-policy config as `--policy-pack-config` takes it: `{policy: level}` or `{policy: {enforcementLevel,
+        ...properties}}`; a policy keeps the level it ships with unless the config names one."""
+        shipped = {p.name: p.enforcementLevel for p in self.info().policies}
+        codes = {v: k for k, v in LEVELS.items()}
         request = analyzer_pb2.ConfigureAnalyzerRequest()
         for name, conf in policy_config.items():
-            conf = dict(conf)
-            level = conf.pop("enforcementLevel", "mandatory")
+            conf = {"enforcementLevel": conf} if isinstance(conf, str) else dict(conf)
+            level = conf.pop("enforcementLevel", None)
             request.policyConfig[name].CopyFrom(analyzer_pb2.PolicyConfig(
-                enforcementLevel={v: k for k, v in LEVELS.items()}[level], properties=_struct(conf)))
+                enforcementLevel=codes[level] if level else shipped.get(name, 1), properties=_struct(conf)))
         self.stub.Configure(request)
 
     def analyze(self, resource: Recorded, providers: dict[str, Recorded]) -> list[Diagnostic]:

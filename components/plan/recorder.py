@@ -101,4 +101,5 @@ def run_program(program: Path, project: str, stack: str, config: dict[str, str],
         monitor=monitor, monitor_features=features, engine=mocks.MockEngine(logging.getLogger("pulumi")),
         project=project, stack=stack, dry_run=preview, organization="organization", callbacks=None))
     _sync_await(run_in_stack(lambda: runpy.run_path(str(program), run_name="__main__")))
-    return monitor.recorded
+    # Registration order depends on how outputs resolve; URN order is the same on every run.
+    return sorted(monitor.recorded, key=lambda r: r.urn)

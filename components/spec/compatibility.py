@@ -1,50 +1,22 @@
-"""The firmware / driver / CANN compatibility matrix and its verdict on a stack's versions."""
+"""The compatibility matrix, read from the policy pack that owns it, so both judge a stack alike."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+import importlib.util
+import sys
 from pathlib import Path
-from typing import Optional
 
-import yaml
-
-MATRIX_FILE = Path(__file__).with_name("compatibility.yaml")
+_PACK_MODULE = Path(__file__).resolve().parents[2] / "policies" / "rules" / "matrix.py"
 
 
-@dataclass(frozen=True)
-class Matrix:
-    """Documented CANN -> driver and driver -> firmware pairs, lower-cased."""
-
-    cann_driver: frozenset[tuple[str, str]]
-    driver_firmware: frozenset[tuple[str, str]]
-
-    def drivers_for(self, cann: str) -> list[str]:
-        return sorted({d for c, d in self.cann_driver if c == cann.lower()})
-
-    def firmware_for(self, driver: str) -> list[str]:
-        return sorted({f for d, f in self.driver_firmware if d == driver.lower()})
-
-    def problem(self, firmware: str, driver: str, cann: str) -> Optional[str]:
-        """None when documented; otherwise what is wrong and what is documented instead."""
-        fw, drv, cn = firmware.lower(), driver.lower(), cann.lower()
-        drivers = self.drivers_for(cn)
-        if not drivers:
-            known = sorted({c for c, _ in self.cann_driver})
-            return f"CANN {cann} is not in the compatibility matrix (known: {', '.join(known)})"
-        if drv not in drivers:
-            return f"CANN {cann} is documented with driver {' or '.join(drivers)}, not {driver}"
-        firmwares = self.firmware_for(drv)
-        if not firmwares:
-            return f"driver {driver} has no documented firmware"
-        if fw not in firmwares:
-            return f"driver {driver} is documented with firmware {' or '.join(firmwares)}, not {firmware}"
-        return None
+def _load():
+    name = "ascend_npu_policy_matrix"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, _PACK_MODULE)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
-@lru_cache(maxsize=None)
-def load_matrix(path: Path = MATRIX_FILE) -> Matrix:
-    """Read the matrix data file once."""
-    data = yaml.safe_load(path.read_text())
-    cann_driver = {(str(row["cann"]).lower(), str(d).lower()) for row in data["cannDriver"] for d in row["drivers"]}
-    driver_firmware = {(str(row["driver"]).lower(), str(row["firmware"]).lower()) for row in data["driverFirmware"]}
-    return Matrix(frozenset(cann_driver), frozenset(driver_firmware))
+Matrix = _load().Matrix
+load_matrix = _load().load_matrix

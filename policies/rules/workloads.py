@@ -1,6 +1,7 @@
 """Where Kubernetes workload kinds keep their pod spec and containers."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Iterator
 
 POD_SPEC_PATHS = {
@@ -17,9 +18,18 @@ POD_SPEC_PATHS = {
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 
+def is_workload(resource_type: str) -> bool:
+    """Whether the resource kind carries a pod spec (any served API version)."""
+    return _normalised(resource_type) in POD_SPEC_PATHS
+
+
+def _normalised(resource_type: str) -> str:
+    return resource_type.replace("/v1beta1:", "/v1:").replace("/v1beta2:", "/v1:")
+
+
 def pod_spec(resource_type: str, props: Any) -> Any:
     """The pod spec of a workload resource, or None for other kinds or when it is absent."""
-    path = POD_SPEC_PATHS.get(resource_type.replace("/v1beta1:", "/v1:").replace("/v1beta2:", "/v1:"))
+    path = POD_SPEC_PATHS.get(_normalised(resource_type))
     if path is None:
         return None
     node = props
@@ -29,11 +39,15 @@ def pod_spec(resource_type: str, props: Any) -> Any:
         node = node.get(key)
         if node is None:
             return None
-    return node
+    return node if isinstance(node, Mapping) else None
 
 
 def containers(spec: Any) -> Iterator[tuple[str, Any]]:
     """(`containers[0]`-style path, container) for every container list of a pod spec."""
     for field in CONTAINER_LISTS:
-        for i, container in enumerate(spec.get(field) or []):
-            yield f"{field}[{i}]", container
+        listed = spec.get(field)
+        if not isinstance(listed, Sequence) or isinstance(listed, str):
+            continue
+        for i, container in enumerate(listed):
+            if isinstance(container, Mapping):
+                yield f"{field}[{i}]", container

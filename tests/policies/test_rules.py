@@ -6,12 +6,19 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pulumi.runtime.proto import analyzer_pb2
 
 from components.plan.recorder import Recorded
 
 FIXTURES = Path(__file__).parent / "fixtures"
+STACK_FIXTURES = Path(__file__).parent / "stack_fixtures"
 CASES = sorted(FIXTURES.glob("*/*.yaml"))
 NAME = re.compile(r"^(pass|fail)-(\d+)-[a-z0-9-]+$")
+UNKNOWN = "can't be known during preview"
+ADVISORY_RULES = {"recommended-labels", "read-only-root-filesystem"}
+MANDATORY_RULES = {"image-pinning", "least-privilege", "no-public-dashboard", "npu-daemonset-safety",
+                   "advertised-npu-resources", "host-versions-pinned", "npu-version-compatibility",
+                   "single-driver-version", "ssh-host-key-pinning"}
 
 
 def as_recorded(doc: dict) -> Recorded:
@@ -32,23 +39,31 @@ def test_rule_reports_the_stated_number_of_violations(pack, case: Path):
     rule = case.parent.name
     expected = int(NAME.match(case.stem).group(2))
     doc = yaml.safe_load(case.read_text())
-    pack.configure({rule: doc.get("config", {})})
+    # Configure each rule at the level it ships with unless the fixture raises or lowers it, as a site may.
+    config = {"enforcementLevel": "advisory" if rule in ADVISORY_RULES else "mandatory", **doc.get("config", {})}
+    pack.configure({rule: config})
     try:
         diagnostics = [d for d in pack.analyze(as_recorded(doc), {}) if d.policy == rule]
     finally:
         pack.configure({})
-    found = [d for d in diagnostics if d.level == "mandatory"]
+    # A skip on an unknown value is advisory whatever the rule's level.
+    level = config["enforcementLevel"]
+    found = [d for d in diagnostics if d.level == level and UNKNOWN not in d.message]
     assert len(found) == expected, [d.message for d in found]
-    skipped = [d for d in diagnostics if d.level != "mandatory"]
-    assert all("can't be known during preview" in d.message for d in skipped), "only unknowns may skip a rule"
+    skipped = [d for d in diagnostics if d not in found]
+    assert all(UNKNOWN in d.message for d in skipped), "only unknowns may skip a rule"
+    assert bool(skipped) == ("unknown" in case.stem), "a fixture with an unknown value says so in its name"
 
 
 def test_every_rule_has_metadata_and_fixtures_both_ways(pack):
     info = pack.info()
     assert info.name == "ascend-npu"
+    assert {p.name for p in info.policies} >= ADVISORY_RULES | MANDATORY_RULES
     for policy in info.policies:
         assert policy.name and len(policy.description) > 20, policy.name
         assert policy.enforcementLevel in (0, 1), policy.name
+        assert policy.enforcementLevel == (0 if policy.name in ADVISORY_RULES else 1), policy.name
         assert len(policy.remediation_steps) > 20, f"{policy.name} says how to fix a violation"
-        kinds = {c.stem.split("-")[0] for c in (FIXTURES / policy.name).glob("*.yaml")}
+        folder = STACK_FIXTURES if policy.policy_type == analyzer_pb2.POLICY_TYPE_STACK else FIXTURES
+        kinds = {c.stem.split("-")[0] for c in (folder / policy.name).glob("*.yaml")}
         assert kinds == {"pass", "fail"}, f"{policy.name} needs pass and fail fixtures"

@@ -1,0 +1,104 @@
+"""The NPU exporter: one DaemonSet per container engine, its Service, and who may scrape it."""
+from __future__ import annotations
+
+from typing import Any
+
+from components.cluster.labels import image_reference, image_version, metadata
+from components.cluster.node_labels import CONTAINER_RUNTIME
+from components.cluster.pods import daemonset, host_path, http_liveness, node_selector, requests_equal_limits, \
+    tolerations
+from components.cluster.rbac import EXPORTER_SA
+
+APP = "npu-exporter"
+PORT_NAME = "http-metrics"
+LOG_DIR = "/var/log/mindx-dl/npu-exporter"
+COMMON_MOUNTS = (  # (volume, path on host and in the container, hostPath type, read-only)
+    ("log-npu-exporter", LOG_DIR, "DirectoryOrCreate", False),
+    ("localtime", "/etc/localtime", "", True),
+    ("ascend-driver", "/usr/local/Ascend/driver", "Directory", True),
+    ("ascend-dcmi", "/usr/local/dcmi", "Directory", True),
+    ("sys", "/sys", "Directory", True),
+    ("tmp", "/tmp", "Directory", False),
+)
+# Where each engine's sockets live. Docker runs its containers through the system containerd, and on
+# Kubernetes 1.24+ the kubelet reaches Docker through cri-dockerd, the CRI endpoint the exporter asks.
+CONTAINERD = ("containerd", "/run/containerd", "Directory", True)
+ENGINE_MOUNTS = {
+    "containerd": (CONTAINERD,),
+    "docker": (CONTAINERD, ("docker", "/var/run/docker", "Directory", True),
+               ("cri-dockerd", "/var/run/cri-dockerd.sock", "Socket", True)),
+}
+ENGINE_ARGS = {
+    "containerd": ["-containerMode=containerd", "-containerd=/run/containerd/containerd.sock",
+                   "-endpoint=/run/containerd/containerd.sock"],
+    "docker": ["-containerMode=docker", "-containerd=/run/containerd/containerd.sock",
+               "-endpoint=/var/run/cri-dockerd.sock"],
+}
+
+
+def daemonset_name(engine: str) -> str:
+    """`npu-exporter-containerd` for engine `containerd`."""
+    return f"{APP}-{engine}"
+
+
+def _meta(values: dict[str, Any], name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    exporter = values["exporter"]
+    return metadata(values, name, "exporter", APP, image_version(exporter["image"]), values["namespace"], labels)
+
+
+def _pod_spec(values: dict[str, Any], engine: str) -> dict[str, Any]:
+    exporter = values["exporter"]
+    mounts = COMMON_MOUNTS + ENGINE_MOUNTS[engine]
+    container = {
+        "name": "npu-exporter",
+        "image": image_reference(exporter["image"]),
+        "imagePullPolicy": exporter["image"]["pullPolicy"],
+        "command": ["npu-exporter"],
+        "args": [f"-port={exporter['port']}", "-ip=0.0.0.0", f"-updateTime={exporter['updateTime']}",
+                 f"-logFile={LOG_DIR}/npu-exporter.log", "-logLevel=0", *ENGINE_ARGS[engine]],
+        "ports": [{"name": PORT_NAME, "containerPort": exporter["port"], "protocol": "TCP"}],
+        "resources": requests_equal_limits(exporter["resources"]),
+        "livenessProbe": http_liveness(PORT_NAME, "/metrics"),
+        # Privileged as root: DCMI reads the chips through the driver's devices.
+        "securityContext": {"privileged": True, "readOnlyRootFilesystem": True, "runAsUser": 0},
+        "volumeMounts": [{"name": name, "mountPath": path, **({"readOnly": True} if ro else {})}
+                         for name, path, _, ro in mounts],
+    }
+    return {
+        "serviceAccountName": EXPORTER_SA,
+        "automountServiceAccountToken": False,
+        "priorityClassName": exporter["priorityClassName"],
+        "nodeSelector": node_selector(values, {CONTAINER_RUNTIME: engine}),
+        "tolerations": tolerations(values),
+        "containers": [container],
+        "volumes": [host_path(name, path, kind) for name, path, kind, _ in mounts],
+    }
+
+
+def build_exporter_daemonsets(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """One DaemonSet per engine in the stack, each on the ready nodes of that engine."""
+    result = []
+    for engine in values["exporter"]["containerRuntimes"]:
+        meta = _meta(values, daemonset_name(engine), {CONTAINER_RUNTIME: engine})
+        result.append(daemonset(meta, APP, _pod_spec(values, engine)))
+    return result
+
+
+def build_exporter_service(values: dict[str, Any]) -> dict[str, Any]:
+    """A ClusterIP Service over every exporter pod, for in-cluster scrapers that want one."""
+    port = values["exporter"]["port"]
+    return {"apiVersion": "v1", "kind": "Service", "metadata": _meta(values, APP),
+            "spec": {"type": "ClusterIP", "selector": {"app.kubernetes.io/name": APP},
+                     "ports": [{"name": PORT_NAME, "port": port, "targetPort": PORT_NAME, "protocol": "TCP"}]}}
+
+
+def build_exporter_network_policy(values: dict[str, Any]) -> dict[str, Any]:
+    """Only Prometheus pods, in Prometheus' namespace, reach the metrics port; nothing else gets in."""
+    monitoring = values["monitoring"]
+    source = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": monitoring["prometheusNamespace"]}},
+              "podSelector": {"matchLabels": dict(monitoring["prometheusPodLabels"])}}
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(values, APP),
+            "spec": {"podSelector": {"matchLabels": {"app.kubernetes.io/name": APP}},
+                     "policyTypes": ["Ingress"],
+                     "ingress": [{"from": [source],
+                                  "ports": [{"protocol": "TCP", "port": values["exporter"]["port"]}]}]}}

@@ -1,0 +1,51 @@
+"""Value placeholders: how a builder leaves a value-dependent decision to a sink that writes templates."""
+from __future__ import annotations
+
+import functools
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator, Optional, Protocol, TypeVar
+
+Function = TypeVar("Function", bound=Callable[..., Any])
+
+
+class TemplateSink(Protocol):
+    """A sink that builds objects from placeholders and expresses template functions as its own helpers."""
+
+    def express(self, helper: str, function: Callable[..., Any], args: tuple[Any, ...]) -> Optional[Any]:
+        """The stand-in for `function(*args)` when an argument holds a placeholder, else None."""
+
+
+_ACTIVE_SINK: ContextVar[Optional[TemplateSink]] = ContextVar("active_template_sink", default=None)
+
+
+@contextmanager
+def building_for(sink: TemplateSink) -> Iterator[None]:
+    """Within the block, template functions ask `sink` before they run."""
+    token = _ACTIVE_SINK.set(sink)
+    try:
+        yield
+    finally:
+        _ACTIVE_SINK.reset(token)
+
+
+def template_function(helper: str) -> Callable[[Function], Function]:
+    """Mark a function of values that a template sink writes as its helper named `helper`.
+
+    With plain values the function runs as written (the Pulumi sink never sees a difference). A template
+    sink cannot run Python per release, so it receives the call and writes `helper` in its place; the
+    helper must decide exactly as the function does, which the chart tests prove with the real engine.
+    """
+    def wrap(function: Function) -> Function:
+        @functools.wraps(function)
+        def call(*args: Any) -> Any:
+            sink = _ACTIVE_SINK.get()
+            if sink is not None:
+                stand_in = sink.express(helper, function, args)
+                if stand_in is not None:
+                    return stand_in
+            return function(*args)
+
+        call.template_helper = helper  # type: ignore[attr-defined]
+        return call  # type: ignore[return-value]
+    return wrap

@@ -1,0 +1,92 @@
+"""`AscendHost`: one node's host steps as remote commands, from staged packages to a verified NPU stack."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import pulumi
+from pulumi_command import remote
+
+from components.host.commands import DEFAULT_STAGING, HostStep, host_steps
+from components.spec import StackSpec
+from components.spec.hosts import NodeSpec
+from components.spec.packages import Source
+
+# /var/tmp exists on every host, so the upload always lands at /var/tmp/<directory name> (an existing remote
+# path gets the directory copied into it; a missing one would become the copy itself).
+UPLOAD_PARENT = "/var/tmp"
+REBOOT_WAIT = {"dial_error_limit": 90, "per_dial_timeout": 10}  # about 15 minutes for a node to come back
+
+
+@dataclass(frozen=True)
+class AscendHostArgs:
+    """The stack, the node, and the resources that must finish before this node starts (the previous wave)."""
+
+    spec: StackSpec
+    node: NodeSpec
+    after: Sequence[pulumi.Resource] = field(default_factory=tuple)
+
+
+def connection(spec: StackSpec, node: NodeSpec, wait_for_reboot: bool = False) -> remote.ConnectionArgs:
+    """SSH to the node with its pinned host key, through the bastion when there is one."""
+    ssh, key = spec.ssh, spec.ssh_private_key
+    proxy = None
+    if ssh.bastion is not None:
+        proxy = remote.ProxyConnectionArgs(host=ssh.bastion.host, port=ssh.bastion.port,
+                                           user=ssh.bastion.user or ssh.user, host_key=ssh.bastion.host_key,
+                                           private_key=key)
+    return remote.ConnectionArgs(host=node.address, port=ssh.port, user=ssh.user, host_key=node.host_key,
+                                 private_key=key, proxy=proxy, **(REBOOT_WAIT if wait_for_reboot else {}))
+
+
+def host_facts(spec: StackSpec, node: NodeSpec) -> dict:
+    """What the component states about its node, for reviewers and the policy pack (versions, override)."""
+    override = spec.versions.compatibility_override
+    return {"node": node.name, "chip": node.chip.value, "arch": node.arch.value, "npuCount": node.npu_count,
+            "containerRuntime": node.container_runtime.value,
+            "versions": {"firmware": spec.versions.firmware, "driver": spec.versions.driver,
+                         "cann": spec.versions.cann, "dockerRuntime": spec.versions.docker_runtime},
+            "compatibilityOverride": {"reason": override.reason} if override else None}
+
+
+def _verified(stdout: Optional[str]) -> dict:
+    """The JSON object the verify step prints last; empty while unknown (preview) or absent."""
+    lines = [line for line in (stdout or "").splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else {}
+
+
+class AscendHost(pulumi.ComponentResource):
+    """A node: packages staged (upload only), NPU stack and container runtime installed, then verified."""
+
+    install: remote.Command
+    verify: remote.Command
+    verified: pulumi.Output[dict]
+
+    def __init__(self, name: str, args: AscendHostArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        spec, node = args.spec, args.node
+        super().__init__("ascend-npu:index:AscendHost", name, host_facts(spec, node), opts)
+        conn = connection(spec, node)
+        first_after = list(args.after)
+        staging = DEFAULT_STAGING
+        if spec.packages.source is Source.UPLOAD:
+            directory = spec.packages.directory.rstrip("/")
+            staging = f"{UPLOAD_PARENT}/{os.path.basename(directory)}"
+            self.packages = remote.CopyToRemote(
+                f"{name}-packages", connection=conn, source=pulumi.FileArchive(directory),
+                remote_path=UPLOAD_PARENT, opts=pulumi.ResourceOptions(parent=self, depends_on=first_after))
+            first_after = [self.packages]
+        steps = host_steps(spec, node, staging_dir=staging)
+        self.install = self._command(name, steps["install"], conn, first_after)
+        self.verify = self._command(name, steps["verify"], connection(spec, node, spec.rollout.allow_reboot),
+                                    [self.install], triggers=list(steps["install"].triggers) +
+                                    list(steps["verify"].triggers))
+        self.verified = self.verify.stdout.apply(_verified)
+        self.register_outputs({"verified": self.verified})
+
+    def _command(self, name: str, step: HostStep, conn: remote.ConnectionArgs, after: list,
+                 triggers: Optional[list] = None) -> remote.Command:
+        return remote.Command(f"{name}-{step.name}", connection=conn, create=step.create, stdin=step.stdin,
+                              delete=step.delete, triggers=triggers,
+                              opts=pulumi.ResourceOptions(parent=self, depends_on=after))

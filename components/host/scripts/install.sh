@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# install: preflight, packages staged and verified, the NPU stack, the engine's ascend runtime, then a reboot if new
+# firmware needs one and the stack allows it. Rerunning on a host that has it all installs and restarts nothing.
+# Parameters come as ASCEND_* variables on the command line (see components/host/commands.py).
+set -euo pipefail
+STEP=install
+
+if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_steps() puts before this file
+  here=${BASH_SOURCE[0]%/*}
+  # shellcheck source=lib.sh
+  . "$here/lib.sh"
+  # shellcheck source=npu_smi.sh
+  . "$here/npu_smi.sh"
+  # shellcheck source=preflight.sh
+  . "$here/preflight.sh"
+  # shellcheck source=packages.sh
+  . "$here/packages.sh"
+  # shellcheck source=npu_stack.sh
+  . "$here/npu_stack.sh"
+  # shellcheck source=engine_docker.sh
+  . "$here/engine_docker.sh"
+  # shellcheck source=engine_containerd.sh
+  . "$here/engine_containerd.sh"
+fi
+
+# A marker from an earlier boot means the reboot it asked for has happened.
+forget_past_reboots() {
+  if [[ -f $REBOOT_MARK ]] && ! reboot_pending; then rm -f "$REBOOT_MARK"; fi
+}
+
+finish() {
+  reboot_pending || return 0
+  if [[ $ASCEND_ALLOW_REBOOT == true ]]; then
+    say "reboot required: new firmware takes effect after a reboot; rebooting in 1 s"
+    # Detached and delayed, so this step reports success before the connection drops.
+    nohup sh -c 'sleep 1; exec systemctl reboot' </dev/null >/dev/null 2>&1 &
+  else
+    say "reboot required: new firmware takes effect after a reboot (rollout.allowReboot is false; reboot the node)"
+  fi
+}
+
+main() {
+  local needed=()
+  forget_past_reboots
+  mapfile -t needed < <(needed_kinds)
+  preflight "${needed[@]}"
+  stage_packages "${needed[@]}"
+  install_npu_stack
+  install_package dockerRuntime
+  if [[ $ASCEND_ENGINE == docker ]]; then apply_daemon_json add; else apply_containerd_config add; fi
+  finish
+}
+
+# The script itself arrives on stdin: nothing it runs may read from there.
+main </dev/null

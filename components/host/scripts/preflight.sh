@@ -1,0 +1,107 @@
+# shellcheck shell=bash
+# Preflight: what an installer would trip over, checked before any of them runs; every problem is listed at once.
+
+KINDS=(driver firmware toolkit kernels dockerRuntime)
+
+# The kinds whose version file does not show the wanted version yet.
+needed_kinds() {
+  local kind
+  for kind in "${KINDS[@]}"; do
+    version_matches "$(wanted_version "$kind")" "$(installed_version "$kind")" || echo "$kind"
+  done
+}
+
+check_root() {
+  ((EUID == 0)) || problem "running as uid $EUID, not root; log in as root or give the SSH user passwordless sudo"
+}
+
+check_arch() {
+  [[ $MACHINE == "$ASCEND_ARCH" ]] || problem "this host is $MACHINE but its packages are built for $ASCEND_ARCH;" \
+    "set arch: $MACHINE on the node and add $MACHINE packages, or check the node's address"
+}
+
+check_npus_on_pci() {
+  local count
+  if ! command -v lspci >/dev/null; then
+    problem "lspci not found, so the NPUs cannot be checked; install pciutils"
+    return
+  fi
+  # Huawei is vendor 19e5; its NICs and controllers share it, the NPUs are the dxxx devices.
+  count=$(lspci -n | grep -ci ' 19e5:d[0-9a-f]\{3\}' || true)
+  ((count > 0)) || problem "no Ascend NPU on PCI (lspci -n lists no 19e5:dxxx device); check the cards are" \
+    "seated and enabled in the BIOS"
+}
+
+check_engine() {
+  local binary=containerd
+  if [[ $ASCEND_ENGINE == docker ]]; then binary=dockerd; fi
+  if ! command -v "$binary" >/dev/null; then
+    problem "$binary not found, but the node's containerRuntime is $ASCEND_ENGINE; install it first"
+    return
+  fi
+  if [[ $ASCEND_ENGINE == docker ]]; then check_daemon_json; else check_containerd_config; fi
+}
+
+check_kernel_headers() {
+  local release=$KERNEL dir
+  for dir in lib/modules/"$release"/build usr/src/linux-headers-"$release" usr/src/kernels/"$release"; do
+    [[ -d $ROOT/$dir ]] && return 0
+  done
+  problem "kernel headers for the running kernel $release are missing (no /lib/modules/$release/build); the" \
+    "driver builds its modules against them: install linux-headers-$release (Debian, Ubuntu) or" \
+    "kernel-devel-$release (openEuler, CentOS), then rerun"
+}
+
+# Replacing the driver or firmware under running jobs kills them; ascend-deployer refuses as well.
+check_npus_idle() {
+  local output busy
+  output=$(npu-smi info 2>/dev/null) || return 0 # no working driver: nothing can be using the NPUs
+  busy=$(npu_smi_processes <<<"$output")
+  ((busy == 0)) || problem "$busy process(es) are using the NPUs (see npu-smi info); drain the node and stop" \
+    "them before the driver or firmware is replaced"
+}
+
+check_driver_user() {
+  getent passwd HwHiAiUser >/dev/null || problem "user HwHiAiUser does not exist and the driver installer needs" \
+    "it: groupadd HwHiAiUser && useradd -g HwHiAiUser -d /home/HwHiAiUser -m HwHiAiUser -s /bin/bash"
+}
+
+# Traces of an older or interrupted install: reported, not fatal (the installers run over them).
+report_leftovers() {
+  local kind dir status latest name
+  for kind in driver firmware; do
+    dir="$ASCEND_HOME/$kind"
+    if [[ -d $dir && ! -f $dir/version.info ]]; then
+      say "note: $(host_path "$dir") exists without version.info (an interrupted install?); $kind installs over it"
+    fi
+  done
+  status=$(file_value "$ROOT/etc/ascend_install.info" Driver_Install_Status)
+  if [[ -n $status && $status != complete ]]; then
+    say "note: /etc/ascend_install.info says Driver_Install_Status=$status"
+  fi
+  latest=$(readlink "$ASCEND_HOME/ascend-toolkit/latest" 2>/dev/null || true)
+  for dir in "$ASCEND_HOME"/ascend-toolkit/*/; do
+    name=$(basename "$dir")
+    [[ -d $dir && $name != latest && $name != "${latest##*/}" && ${name,,} != "${ASCEND_CANN_VERSION,,}" ]] || continue
+    say "note: CANN $name is still in /usr/local/Ascend/ascend-toolkit; remove it with its --uninstall once unused"
+  done
+}
+
+# preflight KIND...: the host checks, plus headers and the driver user when the driver is among KINDS.
+preflight() {
+  MACHINE=$(uname -m)
+  KERNEL=$(uname -r)
+  check_root
+  check_arch
+  check_npus_on_pci
+  check_engine
+  if [[ " $* " == *" driver "* ]]; then
+    check_kernel_headers
+    check_driver_user
+  fi
+  if [[ " $* " == *" driver "* || " $* " == *" firmware "* ]]; then check_npus_idle; fi
+  report_leftovers
+  stop_on_problems "preflight found ${#PROBLEMS[@]} problem(s); no installer ran"
+  say "preflight ok: $MACHINE, kernel $KERNEL, NPUs on PCI, $ASCEND_ENGINE present;" \
+    "to install: ${*:-nothing}"
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# uninstall (on `pulumi destroy` with rollout.uninstallOnDestroy): the engine's ascend runtime, then the Ascend
+# Docker Runtime, CANN kernels and toolkit, firmware and driver, each with its installer's --uninstall.
+set -euo pipefail
+STEP=uninstall
+
+if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_steps() puts before this file
+  here=${BASH_SOURCE[0]%/*}
+  # shellcheck source=lib.sh
+  . "$here/lib.sh"
+  # shellcheck source=packages.sh
+  . "$here/packages.sh"
+  # shellcheck source=npu_stack.sh
+  . "$here/npu_stack.sh"
+  # shellcheck source=engine_docker.sh
+  . "$here/engine_docker.sh"
+  # shellcheck source=engine_containerd.sh
+  . "$here/engine_containerd.sh"
+fi
+
+FAILED=()
+
+# --uninstall alone: --quiet is refused with it by driver and firmware, and CANN takes it only to install.
+uninstall_package() {
+  local kind=$1 found rc=0
+  found=$(installed_version "$kind")
+  if [[ -z $found ]]; then
+    say "$kind not installed, skipped"
+    return
+  fi
+  forget_problems
+  stage_package "$kind"
+  if ((${#PROBLEMS[@]} > 0)); then
+    FAILED+=("$kind: ${PROBLEMS[0]}")
+    return
+  fi
+  installer_for "$kind" --uninstall || rc=$?
+  if ((rc != 0)); then
+    FAILED+=("$kind $found: --uninstall failed (exit $rc), log in $(host_path "$LOG_DIR/$kind.log")")
+    return
+  fi
+  say "$kind $found uninstalled"
+}
+
+main() {
+  local kind line
+  if [[ $ASCEND_ENGINE == docker ]]; then apply_daemon_json remove; else apply_containerd_config remove; fi
+  for kind in dockerRuntime kernels toolkit firmware driver; do uninstall_package "$kind"; done
+  ((${#FAILED[@]} == 0)) && return 0
+  for line in "${FAILED[@]}"; do complain "$line"; done
+  die "${#FAILED[@]} package(s) not uninstalled; fix and rerun the destroy"
+}
+
+main </dev/null

@@ -1,0 +1,69 @@
+"""The stacks the cluster tests build from (the real dev and prod configs and variants), and lookups."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from components.spec import StackSpec, parse_stack
+
+ROOT = Path(__file__).resolve().parents[2]
+PREFIX = "ascend-npu:"
+# Stands in for the decrypted `sshPrivateKey` secret of stacks that do not use the SSH agent.
+PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nstand-in\n-----END OPENSSH PRIVATE KEY-----\n"
+
+
+def stack_raw(stack: str) -> dict[str, Any]:
+    """The raw config of `Pulumi.<stack>.yaml` (keys without the project prefix), secrets left out."""
+    config = yaml.safe_load((ROOT / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return {key[len(PREFIX):]: value for key, value in config.items()
+            if not (isinstance(value, dict) and set(value) == {"secure"})}
+
+
+def spec_of(raw: dict[str, Any]) -> StackSpec:
+    """Parse raw config as the program does; a key-based stack gets the stand-in key."""
+    uses_agent = (raw.get("ssh") or {}).get("useAgent", False)
+    return parse_stack(raw, None if uses_agent else PRIVATE_KEY)
+
+
+def _set(stack: str, **sections: Any) -> Callable[[], dict[str, Any]]:
+    def build() -> dict[str, Any]:
+        raw = copy.deepcopy(stack_raw(stack))
+        for key, value in sections.items():
+            raw[key] = {**(raw.get(key) or {}), **value}
+        return raw
+    return build
+
+
+MINDCLUSTER = "swr.cn-south-1.myhuaweicloud.com/ascendhub"
+VARIANTS: dict[str, Callable[[], dict[str, Any]]] = {
+    "dev": lambda: stack_raw("dev"),
+    "prod": lambda: stack_raw("prod"),
+    "prod-exporter-off": _set("prod", exporter={"enabled": False}),
+    "prod-operator-off": _set("prod", monitoring={"prometheusOperator": False, "grafanaDashboard": False}),
+    "dev-operator-on": _set("dev", monitoring={"prometheusOperator": True}),
+    "dev-dashboard-sa": _set("dev", dashboardAccess={"enabled": True, "serviceAccount": "kubernetes-dashboard"}),
+    "dev-ascend-default": _set("dev", cluster={"ascendDefaultRuntime": True}),
+    "prod-volcano-digest": _set("prod", validation={"enabled": False}, devicePlugin={
+        "volcano": True, "image": {"repository": f"{MINDCLUSTER}/ascend-k8sdeviceplugin",
+                                   "digest": "sha256:" + "4e" * 32}}),
+}
+
+
+def of_kind(objs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """The objects of one kind, in order."""
+    return [o for o in objs if o["kind"] == kind]
+
+
+def one(objs: list[dict[str, Any]], kind: str, name: str | None = None) -> dict[str, Any]:
+    """The single object of a kind (and name)."""
+    found = [o for o in of_kind(objs, kind) if name is None or o["metadata"]["name"] == name]
+    assert len(found) == 1, f"expected one {kind} {name or ''}, found {[o['metadata']['name'] for o in found]}"
+    return found[0]
+
+
+def pod_spec(obj: dict[str, Any]) -> dict[str, Any]:
+    """The pod spec of a DaemonSet or Job."""
+    return obj["spec"]["template"]["spec"]

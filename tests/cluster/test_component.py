@@ -1,0 +1,168 @@
+"""AscendCluster under Pulumi's mocks: typed resources, the builders' objects, and the edges that order them."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.cluster.component import _check_nodes
+from components.cluster.node_labels import node_labels
+from components.cluster.objects import cluster_objects
+from components.cluster.values import chart_values
+from components.plan.__main__ import judge
+from components.plan.recorder import SECRET_SIG, SIG_KEY, Recorded, run_program
+from components.plan.stack_files import read_stack_config
+
+from .stacks import ROOT, spec_of, stack_raw
+
+PROGRAM = Path(__file__).with_name("cluster_program.py")
+COMPONENT = "ascend-npu:index:AscendCluster"
+RBAC = ("ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "PriorityClass")
+
+
+class Graph:
+    """The recorded resources of one run, looked up by kind, Kubernetes name and dependency."""
+
+    def __init__(self, recorded: list[Recorded]):
+        self.all = recorded
+        self.by_urn = {r.urn: r for r in recorded}
+
+    def kind(self, kind: str) -> list[Recorded]:
+        return [r for r in self.all if r.type.rsplit(":", 1)[-1] == kind]
+
+    def named(self, kind: str, name: str) -> Recorded:
+        return next(r for r in self.kind(kind) if r.properties["metadata"]["name"] == name)
+
+    def deps(self, resource: Recorded) -> set[str]:
+        return set(resource.dependencies)
+
+
+def record(stack: str, sections: dict[str, Any] | None = None, extra: dict[str, str] | None = None) -> Graph:
+    config = read_stack_config(ROOT, stack)
+    values = dict(config.values)
+    for key, section in (sections or {}).items():
+        current = json.loads(values.get(f"ascend-npu:{key}", "{}"))
+        values[f"ascend-npu:{key}"] = json.dumps({**current, **section})
+    return Graph(run_program(PROGRAM, config.project, stack, {**values, **(extra or {})}, config.secret_keys))
+
+
+@pytest.fixture(scope="module")
+def prod() -> Graph:
+    return record("prod")
+
+
+@pytest.fixture(scope="module")
+def dev() -> Graph:
+    return record("dev")
+
+
+def plain(value: Any) -> Any:
+    """Wire values as JSON would hold them: secrets unwrapped, integral floats (protobuf numbers) back to ints."""
+    if isinstance(value, dict) and value.get(SIG_KEY) == SECRET_SIG:
+        return plain(value["value"])
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def test_registers_the_builders_objects_as_typed_resources(prod):
+    objs = cluster_objects(chart_values(spec_of(stack_raw("prod"))))
+    registered = {(r.type, r.properties["metadata"].get("namespace"), r.properties["metadata"]["name"]): r
+                  for r in prod.all if r.type.startswith("kubernetes:") and r.type != "kubernetes:core/v1:NodePatch"}
+    assert len(registered) == len(objs)
+    for obj in objs:
+        group = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
+        resource = registered[(f"kubernetes:{group}:{obj['kind']}", obj["metadata"].get("namespace"),
+                               obj["metadata"]["name"])]
+        assert plain(resource.properties) == obj, f"{obj['kind']}/{obj['metadata']['name']}"
+
+
+def test_children_of_one_component(prod):
+    component = next(r for r in prod.all if r.type == COMPONENT)
+    assert component.name == "prod-ascend"
+    children = [r for r in prod.all if r.type.startswith("kubernetes:")]
+    assert children and all(r.parent == component.urn and r.name.startswith("prod-ascend-") for r in children)
+    assert set(component.outputs) == {"namespace", "devicePlugins", "exporters", "validationJob", "nodeLabels"}
+
+
+def test_rbac_before_each_daemonset(prod):
+    rbac = [r for r in prod.all if r.type.rsplit(":", 1)[-1] in RBAC]
+    for ds in prod.kind("DaemonSet"):
+        component = ds.properties["metadata"]["labels"]["app.kubernetes.io/component"]
+        pod = ds.properties["spec"]["template"]["spec"]
+        own = {r.urn for r in rbac if r.properties["metadata"]["labels"]["app.kubernetes.io/component"] == component}
+        assert own and own <= prod.deps(ds)
+        assert prod.named("ServiceAccount", pod["serviceAccountName"]).urn in prod.deps(ds)
+        if pod["priorityClassName"] != "system-node-critical":
+            assert prod.named("PriorityClass", pod["priorityClassName"]).urn in prod.deps(ds)
+
+
+def test_each_node_is_labelled_after_its_own_host_steps_only(prod):
+    commands = {r.urn: r.name for r in prod.kind("Command")}
+    patches = prod.kind("NodePatch")
+    assert len(patches) == 34
+    spec = spec_of(stack_raw("prod"))
+    for patch in patches:
+        node = patch.properties["metadata"]["name"]
+        assert {commands[u] for u in prod.deps(patch) if u in commands} == {f"{node}-driver", f"{node}-runtime"}
+        assert patch.properties["metadata"]["labels"] == node_labels(spec.node(node), spec.versions)
+        assert "spec" not in patch.properties
+
+
+def test_nodes_join_one_by_one(prod):
+    held = {r.urn for r in prod.kind("NodePatch") + prod.kind("Command")}
+    for ds in prod.kind("DaemonSet"):
+        assert not prod.deps(ds) & held, f"{ds.name} waits for nodes"
+
+
+def test_validation_job_after_plugins_runtime_class_and_canary(prod):
+    (job,) = prod.kind("Job")
+    canary = job.properties["spec"]["template"]["spec"]["nodeSelector"]["kubernetes.io/hostname"]
+    plugins = {r.urn for r in prod.kind("DaemonSet")
+               if r.properties["metadata"]["labels"]["app.kubernetes.io/component"] == "device-plugin"}
+    assert len(plugins) == 2 and plugins <= prod.deps(job)
+    assert prod.kind("RuntimeClass")[0].urn in prod.deps(job)
+    patches = {r.properties["metadata"]["name"]: r.urn for r in prod.kind("NodePatch")}
+    assert patches[canary] in prod.deps(job)
+    assert not (set(patches.values()) - {patches[canary]}) & prod.deps(job)
+    assert prod.named("ServiceAccount", "ascend-npu-validation").urn in prod.deps(job)
+    assert job.name == "prod-ascend-job-validation"
+
+
+def test_custom_resources_with_the_operator(prod, dev):
+    kinds = {r.type for r in prod.all}
+    assert {"kubernetes:monitoring.coreos.com/v1:PodMonitor",
+            "kubernetes:monitoring.coreos.com/v1:PrometheusRule"} <= kinds
+    assert not any("monitoring.coreos.com" in r.type for r in dev.all)
+
+
+def test_default_runtime_stack_job_without_runtime_class():
+    graph = record("dev", {"cluster": {"ascendDefaultRuntime": True}})
+    (job,) = graph.kind("Job")
+    assert not graph.kind("RuntimeClass")
+    assert graph.named("NodePatch", "dev-npu-01").urn in graph.deps(job)
+
+
+def test_optional_taint_lands_with_the_labels():
+    graph = record("dev", extra={"cluster-test:taintNodes": "true"})
+    for patch in graph.kind("NodePatch"):
+        assert patch.properties["spec"]["taints"] == [
+            {"key": "huawei.com/Ascend910", "value": "present", "effect": "NoSchedule"}]
+
+
+def test_every_node_needs_its_ready_resources():
+    spec = spec_of(stack_raw("dev"))
+    with pytest.raises(ValueError, match="missing: \\['dev-npu-02'\\]"):
+        _check_nodes(spec, {"dev-npu-01": []})
+    with pytest.raises(ValueError, match="unknown: \\['dev-npu-03'\\]"):
+        _check_nodes(spec, {"dev-npu-01": [], "dev-npu-02": [], "dev-npu-03": []})
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_policy_pack_passes_the_cluster_layer(stack, dev, prod):
+    report = judge({"dev": dev, "prod": prod}[stack].all, ROOT / "policies")
+    assert report["violations"] == [], json.dumps(report["violations"], indent=1)

@@ -1,0 +1,120 @@
+"""Every NPU DaemonSet: placement on ready nodes, tolerations, priority, Guaranteed resources, probes."""
+from __future__ import annotations
+
+import pytest
+
+from components.cluster.node_labels import NPU_TAINT_KEYS, node_labels, node_taints, resource_name
+
+from .stacks import VARIANTS, of_kind, one, pod_spec
+
+
+def tolerated(tolerations: list[dict], taint: dict) -> bool:
+    """Whether a pod with these tolerations may run on a node with this taint (the scheduler's rule)."""
+    for t in tolerations:
+        if t.get("effect") not in (None, taint["effect"]) or t.get("key") not in (None, taint["key"]):
+            continue
+        if t.get("operator") == "Exists" or t.get("value") == taint.get("value"):
+            return True
+    return False
+
+
+def selected(daemonset: dict, spec) -> set[str]:
+    """Names of the spec's nodes the DaemonSet runs on, once every node carries its labels."""
+    selector = pod_spec(daemonset)["nodeSelector"]
+    return {n.name for n in spec.nodes if selector.items() <= node_labels(n, spec.versions).items()}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_daemonset_is_a_well_behaved_node_agent(objects, variant):
+    objs = objects[variant]
+    priority_classes = {o["metadata"]["name"] for o in of_kind(objs, "PriorityClass")} | {"system-node-critical"}
+    for ds in of_kind(objs, "DaemonSet"):
+        name, spec = ds["metadata"]["name"], pod_spec(ds)
+        assert ds["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}
+        assert spec["priorityClassName"] in priority_classes, name
+        assert {"key": "CriticalAddonsOnly", "operator": "Exists"} in spec["tolerations"]
+        for key in NPU_TAINT_KEYS:
+            assert tolerated(spec["tolerations"], {"key": key, "value": "present", "effect": "NoSchedule"}), key
+        assert spec["nodeSelector"]["ascend-npu.io/ready"] == "true"
+        assert ds["spec"]["selector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items()
+        for container in spec["containers"]:
+            resources = container["resources"]
+            assert resources["requests"] == resources["limits"] and {"cpu", "memory"} <= set(resources["limits"])
+            ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+            probe_port = container["livenessProbe"]["httpGet"]["port"]
+            assert probe_port in ports, f"{name}: liveness probe on a port the container does not open"
+            assert container["securityContext"]["readOnlyRootFilesystem"] is True
+            assert "@sha256:" in container["image"] or ":" in container["image"].rsplit("/", 1)[1]
+
+
+def test_device_plugin_per_chip_on_exactly_that_chips_nodes(objects, specs):
+    plugins = [ds for ds in of_kind(objects["prod"], "DaemonSet")
+               if ds["metadata"]["labels"]["app.kubernetes.io/component"] == "device-plugin"]
+    spec = specs["prod"]
+    by_chip = {ds["metadata"]["labels"]["ascend-npu.io/chip"]: ds for ds in plugins}
+    assert set(by_chip) == {"910B", "310P"}
+    for chip, ds in by_chip.items():
+        assert selected(ds, spec) == {n.name for n in spec.nodes if n.chip.value == chip}
+    assert pod_spec(by_chip["910B"])["nodeSelector"]["accelerator"] == "huawei-Ascend910"
+    assert pod_spec(by_chip["310P"])["nodeSelector"]["accelerator"] == "huawei-Ascend310P"
+
+
+def test_device_plugin_as_the_official_manifest_runs_it(objects, values):
+    ds = one(objects["prod"], "DaemonSet", "ascend-device-plugin-910b")
+    spec, container = pod_spec(ds), pod_spec(ds)["containers"][0]
+    assert spec["priorityClassName"] == "system-node-critical" and spec["hostPID"] is True
+    assert container["securityContext"]["privileged"] is True
+    assert container["resources"]["limits"] == {"cpu": "500m", "memory": "500Mi"}
+    assert "--enable-healthz=true" in container["args"] and "--healthz-address=11251" in container["args"]
+    assert container["ports"] == [{"name": "healthz", "containerPort": 11251, "protocol": "TCP"}]
+    mounts = {m["mountPath"]: m.get("readOnly", False) for m in container["volumeMounts"]}
+    assert mounts["/usr/local/Ascend/driver"] is True
+    assert {"/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-resources", "/tmp"} <= set(mounts)
+    hosts = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]}
+    assert {m["name"] for m in container["volumeMounts"]} == set(hosts)
+    image = values["prod"]["devicePlugin"]["image"]
+    assert container["image"] == f"{image['repository']}:v6.0.0@{image['digest']}"
+
+
+def test_volcano_mode_args(objects):
+    plain = pod_spec(one(objects["prod"], "DaemonSet", "ascend-device-plugin-910b"))["containers"][0]["args"]
+    volcano = pod_spec(one(objects["prod-volcano-digest"], "DaemonSet",
+                           "ascend-device-plugin-910b"))["containers"][0]["args"]
+    assert "-volcanoType=false" in plain and "-presetVirtualDevice=true" not in plain
+    assert "-volcanoType=true" in volcano and "-presetVirtualDevice=true" in volcano
+
+
+def test_digest_only_image(objects):
+    ds = one(objects["prod-volcano-digest"], "DaemonSet", "ascend-device-plugin-310p")
+    container = pod_spec(ds)["containers"][0]
+    assert container["image"] == "swr.cn-south-1.myhuaweicloud.com/ascendhub/ascend-k8sdeviceplugin@sha256:" + "4e" * 32
+    assert ds["metadata"]["labels"]["app.kubernetes.io/version"] == "sha256-" + "4e" * 6
+
+
+def test_selectors_do_not_overlap(objects):
+    daemonsets = of_kind(objects["prod"], "DaemonSet")
+    for ds in daemonsets:
+        pods = ds["spec"]["template"]["metadata"]["labels"]
+        owners = [o["metadata"]["name"] for o in daemonsets
+                  if o["spec"]["selector"]["matchLabels"].items() <= pods.items()]
+        assert owners == [ds["metadata"]["name"]]
+
+
+def test_node_taints_are_tolerated_by_the_agents_and_name_the_resource(objects, specs):
+    spec = specs["prod"]
+    for node in (spec.node("train-01.prod.corp.example"), spec.node("infer-01.prod.corp.example")):
+        taints = node_taints(node)
+        assert taints == [{"key": resource_name(node.chip.value), "value": "present", "effect": "NoSchedule"}]
+        for ds in of_kind(objects["prod"], "DaemonSet"):
+            if node.name in selected(ds, spec):
+                assert all(tolerated(pod_spec(ds)["tolerations"], t) for t in taints)
+
+
+def test_extra_node_selector_and_tolerations_from_values(values):
+    from components.cluster.device_plugin import build_device_plugin_daemonsets
+
+    extra = {**values["dev"], "nodeSelector": {"pool": "npu"},
+             "tolerations": [{"key": "maintenance", "operator": "Exists", "effect": "NoExecute"}]}
+    spec = pod_spec(build_device_plugin_daemonsets(extra)[0])
+    assert spec["nodeSelector"]["pool"] == "npu" and spec["nodeSelector"]["ascend-npu.io/chip"] == "910B"
+    assert spec["tolerations"][-1] == {"key": "maintenance", "operator": "Exists", "effect": "NoExecute"}

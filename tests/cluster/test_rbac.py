@@ -1,0 +1,74 @@
+"""Least privilege: no wildcard, no cluster-admin, the device plugin's rules and nothing more."""
+from __future__ import annotations
+
+import pytest
+
+from components.cluster.rbac import DEVICE_PLUGIN_SA, EXPORTER_SA, VALIDATION_SA
+
+from .stacks import VARIANTS, of_kind, one, pod_spec
+
+ROLE_KINDS = ("Role", "ClusterRole")
+BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
+# ASCEND-FACTS section 6, less ConfigMaps, which move to a Role in kube-system.
+PLUGIN_CLUSTER_GRANTS = {("pods", v) for v in ("get", "list", "update", "watch", "patch")} | {
+    ("nodes", "get"), ("nodes", "patch"), ("nodes/proxy", "get"), ("nodes/status", "get"), ("nodes/status", "patch"),
+    ("nodes/status", "update"), ("events", "create")}
+CONFIGMAP_GRANTS = {("configmaps", v) for v in ("get", "create", "update", "list", "watch")}
+
+
+def grants(role: dict) -> set[tuple[str, str]]:
+    return {(resource, verb) for rule in role["rules"] for resource in rule["resources"] for verb in rule["verbs"]}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_no_wildcards_and_no_admin_roles(objects, variant):
+    for role in [o for o in objects[variant] if o["kind"] in ROLE_KINDS]:
+        for rule in role["rules"]:
+            for field in ("apiGroups", "resources", "verbs"):
+                assert "*" not in rule.get(field, []), f"{role['metadata']['name']}: wildcard in {field}"
+            assert "nonResourceURLs" not in rule and "resourceNames" not in rule
+            assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"])
+    for binding in [o for o in objects[variant] if o["kind"] in BINDING_KINDS]:
+        assert binding["roleRef"]["name"] not in ("cluster-admin", "admin", "edit")
+        built = {(o["kind"], o["metadata"]["name"]) for o in objects[variant] if o["kind"] in ROLE_KINDS}
+        assert (binding["roleRef"]["kind"], binding["roleRef"]["name"]) in built, "binds a role it does not ship"
+
+
+def test_device_plugin_cluster_role_is_the_manifest_minus_configmaps(objects):
+    cluster_role = one(objects["prod"], "ClusterRole")
+    assert grants(cluster_role) == PLUGIN_CLUSTER_GRANTS
+    assert all(rule["apiGroups"] == [""] for rule in cluster_role["rules"])
+
+
+def test_configmaps_only_in_kube_system_for_the_plugin(objects):
+    role = one(objects["prod"], "Role", "ascend-npu-device-plugin")
+    assert role["metadata"]["namespace"] == "kube-system"
+    assert grants(role) == CONFIGMAP_GRANTS
+    binding = next(o for o in of_kind(objects["prod"], "RoleBinding")
+                   if o["roleRef"]["name"] == "ascend-npu-device-plugin")
+    assert binding["metadata"]["namespace"] == "kube-system"
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": DEVICE_PLUGIN_SA, "namespace": "ascend-system"}]
+
+
+def test_only_the_device_plugin_is_bound_cluster_wide(objects):
+    for variant, objs in objects.items():
+        bindings = of_kind(objs, "ClusterRoleBinding")
+        assert [b["subjects"] for b in bindings] == [
+            [{"kind": "ServiceAccount", "name": DEVICE_PLUGIN_SA, "namespace": "ascend-system"}]], variant
+
+
+def test_only_the_device_plugin_mounts_a_token(objects):
+    objs = objects["prod"]
+    accounts = {sa["metadata"]["name"]: sa["automountServiceAccountToken"] for sa in of_kind(objs, "ServiceAccount")}
+    assert accounts == {DEVICE_PLUGIN_SA: True, EXPORTER_SA: False, VALIDATION_SA: False}
+    for workload in of_kind(objs, "DaemonSet") + of_kind(objs, "Job"):
+        spec = pod_spec(workload)
+        assert spec["serviceAccountName"] in accounts
+        assert spec["automountServiceAccountToken"] is (spec["serviceAccountName"] == DEVICE_PLUGIN_SA)
+
+
+def test_each_component_has_its_own_service_account(objects):
+    names = {o["metadata"]["name"] for o in of_kind(objects["prod-exporter-off"], "ServiceAccount")}
+    assert names == {DEVICE_PLUGIN_SA, VALIDATION_SA}
+    names = {o["metadata"]["name"] for o in of_kind(objects["prod-volcano-digest"], "ServiceAccount")}
+    assert names == {DEVICE_PLUGIN_SA, EXPORTER_SA}

@@ -1,0 +1,28 @@
+"""The fake node's sandbox as its stand-in tools see it: root directory, knobs and logs."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+KNOBS = "fake/knobs"
+LOGS = "fake/log"
+
+
+def root() -> Path:
+    """The sandbox root: sshd gives every login ASCEND_ROOT (SetEnv in the node's sshd_config)."""
+    return Path(os.environ["ASCEND_ROOT"])
+
+
+def knob(name: str, default: str | None = None, base: Path | None = None) -> str | None:
+    """A setting a test chose for this node (`fake/knobs/<name>`), or the default."""
+    path = (base or root()) / KNOBS / name
+    return path.read_text().strip() if path.exists() else default
+
+
+def log(name: str, record: dict | str, base: Path | None = None) -> None:
+    """Append one line (a JSON object or text) to `fake/log/<name>`."""
+    path = (base or root()) / LOGS / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        f.write((json.dumps(record) if isinstance(record, dict) else record) + "\n")

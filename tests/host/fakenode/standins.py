@@ -1,0 +1,112 @@
+"""Stand-ins for the host tools the scripts call by name: uname, lspci, systemctl, getent, dockerd, npu-smi.
+
+The fake node's bin directory holds one tiny wrapper per tool that runs `standins.py <tool> ARGS...`.
+Knobs (files under fake/knobs/): arch, kernel, pci-npus, pci-device, npu-smi-fixture, npu-smi-health ("NPU VALUE"),
+npu-smi-drop (an NPU id), npu-smi-fail.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ascend_files  # noqa: E402
+import sandbox  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parent / "npu_smi"
+BUS_ID = re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]$")
+
+
+def uname(args: list[str]) -> int:
+    fields = {"-s": "Linux", "-n": "ascend-fake", "-r": sandbox.knob("kernel"), "-m": sandbox.knob("arch")}
+    wanted = args or ["-s"]
+    if wanted == ["-a"]:
+        wanted = ["-s", "-n", "-r", "-m"]
+    print(" ".join(fields[flag] for flag in wanted))
+    return 0
+
+
+def lspci(args: list[str]) -> int:
+    if args != ["-n"]:
+        print("lspci stand-in: only `lspci -n` is supported", file=sys.stderr)
+        return 1
+    # A Kunpeng board: host bridge, a Huawei NIC (same vendor, not an NPU), then the NPUs.
+    print("00:00.0 0604: 19e5:a120 (rev 01)")
+    print("7d:00.0 0200: 19e5:a222 (rev 21)")
+    device = sandbox.knob("pci-device", "d802")
+    for i in range(int(sandbox.knob("pci-npus", "8"))):
+        print(f"{0xc1 + i:02x}:00.0 1200: 19e5:{device} (rev 20)")
+    return 0
+
+
+def systemctl(args: list[str]) -> int:
+    sandbox.log("systemctl.log", " ".join(args))
+    if args[:1] == ["reboot"]:  # the node comes back with a new boot id
+        (sandbox.root() / "proc/sys/kernel/random/boot_id").write_text(str(uuid.uuid4()) + "\n")
+    return 0
+
+
+def getent(args: list[str]) -> int:
+    database, key = args
+    path = sandbox.root() / "etc" / database
+    for line in path.read_text().splitlines() if path.exists() else []:
+        if line.split(":", 1)[0] == key:
+            print(line)
+            return 0
+    return 2
+
+
+def dockerd(args: list[str]) -> int:
+    print("Docker version 24.0.7, build 311b9ff")
+    return 0
+
+
+def npu_smi_text() -> str:
+    """The chosen fixture with the health and missing-NPU knobs applied."""
+    text = (FIXTURES / f"{sandbox.knob('npu-smi-fixture', '910b')}.txt").read_text()
+    sick_npu, _, sick_value = (sandbox.knob("npu-smi-health") or "").partition(" ")
+    drop = sandbox.knob("npu-smi-drop")
+    out, in_chip_table, dropping = [], False, False
+    for line in text.splitlines():
+        raw = line.split("|")
+        cells = [cell.strip() for cell in raw[1:-1]]
+        words = cells[0].split() if cells else []
+        if len(cells) >= 3 and words[:1] == ["NPU"]:
+            in_chip_table = cells[1].startswith("Health")
+        numbered = in_chip_table and len(cells) >= 3 and words[:1] != [] and words[0].isdigit()
+        chip_row = numbered and BUS_ID.match(cells[1]) is not None
+        npu_row = numbered and not chip_row
+        if npu_row:
+            dropping = words[0] == drop
+        elif not chip_row:
+            dropping = False
+        if dropping:
+            continue
+        if npu_row and words[0] == sick_npu:
+            raw[2] = (" " + sick_value).ljust(len(raw[2]))
+            line = "|".join(raw)
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def npu_smi(args: list[str]) -> int:
+    if not ascend_files.installed(sandbox.root(), "driver", sandbox.knob("arch", "")):
+        print("npu-smi: command not found (the driver installs it)", file=sys.stderr)
+        return 127
+    if args != ["info"]:
+        print("npu-smi stand-in: only `npu-smi info` is supported", file=sys.stderr)
+        return 1
+    if sandbox.knob("npu-smi-fail"):
+        print("dcmi module initialize failed. ret is -8005", file=sys.stderr)
+        return 1
+    sys.stdout.write(npu_smi_text())
+    return 0
+
+
+TOOLS = {"uname": uname, "lspci": lspci, "systemctl": systemctl, "getent": getent, "dockerd": dockerd,
+         "npu-smi": npu_smi}
+
+if __name__ == "__main__":
+    sys.exit(TOOLS[sys.argv[1]](sys.argv[2:]))

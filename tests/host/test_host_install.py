@@ -1,0 +1,191 @@
+"""The install step over real SSH on the fake node: order, idempotence, upgrades, refusals and recovery."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from components.host import node_packages
+from tests.host.fakenode import ascend_files
+from tests.host.fakenode.mirror import serve_directory
+from tests.host.fakenode.node import step_report
+from tests.host.fakenode.packages import NEW, OLD
+
+FRESH_ORDER = [("driver", "--full --quiet"), ("firmware", "--full --quiet"), ("toolkit", "--install --quiet"),
+               ("kernels", "--install --quiet"), ("dockerRuntime", "--install --install-scene=containerd")]
+
+
+def installed(node, kind: str) -> str | None:
+    return ascend_files.installed(node.root, kind, "aarch64")
+
+
+def test_fresh_host_gets_driver_before_firmware_then_verifies(node):
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode == 0, result.stderr
+    assert node.installers_run() == FRESH_ORDER
+    assert [installed(node, k) for k in ("driver", "firmware", "toolkit", "kernels", "dockerRuntime")] == \
+        [NEW["driver"], NEW["firmware"], NEW["cann"], NEW["cann"], NEW["dockerRuntime"]]
+    assert "reboot required" in result.stdout
+    assert node.systemctl_calls() == ["restart containerd"]
+    verify = node.run_step(node.spec(), "verify")
+    assert verify.returncode == 0, verify.stderr
+    report = step_report(verify.stdout)
+    assert report["healthy"] is True and report["rebootRequired"] is True
+    assert report["versions"] == {"driver": NEW["driver"], "firmware": NEW["firmware"], "cann": NEW["cann"],
+                                  "dockerRuntime": NEW["dockerRuntime"]}
+
+
+def test_second_run_installs_nothing_and_restarts_nothing(node):
+    spec = node.spec()
+    assert node.run_step(spec, "install").returncode == 0
+    node.clear_logs()
+    again = node.run_step(spec, "install")
+    assert again.returncode == 0, again.stderr
+    assert node.installer_calls() == [] and node.systemctl_calls() == []
+    assert again.stdout.count("already installed, skipped") == 5
+    assert "containerd not restarted" in again.stdout
+
+
+def test_upgrade_puts_firmware_before_driver_on_a_host_with_a_driver(node):
+    node.preinstall(OLD)
+    result = node.run_step(node.spec(NEW), "install")
+    assert result.returncode == 0, result.stderr
+    # Upgrading the toolkit replaces its version directory, kernels included: they install afresh.
+    assert node.installers_run() == [("firmware", "--upgrade --quiet"), ("driver", "--upgrade --quiet"),
+                                     ("toolkit", "--upgrade --quiet"), ("kernels", "--install --quiet"),
+                                     ("dockerRuntime", "--upgrade")]
+    assert node.installer_calls()[0]["exit"] == 2  # firmware's "success, reboot" code is accepted
+    assert f"driver {NEW['driver']} installed with --upgrade --quiet (was {OLD['driver']})" in result.stdout
+
+
+def test_driver_upgrade_is_refused_while_npus_are_in_use(node):
+    node.preinstall(OLD)
+    node.knob("npu-smi-fixture", "910b-wide")  # lists a python process on NPU 5
+    result = node.run_step(node.spec(NEW), "install")
+    assert result.returncode != 0
+    assert "1 process(es) are using the NPUs" in result.stderr and "no installer ran" in result.stderr
+    assert node.installer_calls() == []
+
+
+def test_a_runtime_setting_change_reruns_install_without_any_installer(node):
+    assert node.run_step(node.spec(), "install").returncode == 0
+    node.clear_logs()
+    result = node.run_step(node.spec(default_runtime=True), "install")
+    assert result.returncode == 0, result.stderr
+    assert node.installer_calls() == [] and node.systemctl_calls() == ["restart containerd"]
+    assert 'default_runtime_name = "ascend"' in node.path("/etc/containerd/config.toml").read_text()
+
+
+def test_wrong_arch_is_refused_before_any_installer(node):
+    node.knob("arch", "x86_64")
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode != 0
+    assert "this host is x86_64 but its packages are built for aarch64" in result.stderr
+    assert "no installer ran" in result.stderr
+    assert node.installer_calls() == []
+
+
+def test_every_preflight_problem_is_reported_at_once(node):
+    (node.root / "lib/modules").rename(node.root / "lib/modules-gone")
+    node.knob("pci-npus", "0")
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode != 0
+    assert "kernel headers for the running kernel 5.10.0-182.0.0.95.oe2203sp3.aarch64 are missing" in result.stderr
+    assert "no Ascend NPU on PCI" in result.stderr  # the Huawei NIC on the same vendor id does not count
+    assert "preflight found 2 problem(s)" in result.stderr
+    assert node.installer_calls() == []
+
+
+def test_missing_headers_do_not_matter_once_the_driver_is_installed(node):
+    node.preinstall({"driver": NEW["driver"], "firmware": NEW["firmware"]})
+    (node.root / "lib/modules").rename(node.root / "lib/modules-gone")
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode == 0, result.stderr
+    assert [kind for kind, _ in node.installers_run()] == ["toolkit", "kernels", "dockerRuntime"]
+
+
+def test_checksum_mismatch_is_refused_before_any_installer(node):
+    spec = node.spec()
+    node.upload(spec)
+    staged = node.path("/var/cache/ascend-npu/packages/Ascend-cann-toolkit_8.0.RC3_linux-aarch64.run")
+    staged.write_text(staged.read_text() + "# tampered\n")
+    chosen = node.steps(spec)["install"]
+    result = node.run(chosen.create, chosen.stdin)  # no fresh upload: the damaged file stays
+    assert result.returncode != 0
+    expected = node.packages.sha256["Ascend-cann-toolkit_8.0.RC3_linux-aarch64.run"]
+    assert "Ascend-cann-toolkit_8.0.RC3_linux-aarch64.run has sha256" in result.stderr
+    assert f"packages.files says {expected}" in result.stderr
+    assert node.installer_calls() == []
+
+
+@pytest.mark.parametrize("failing, done_before", [("driver", 0), ("toolkit", 2)])
+def test_an_installer_failing_half_way_is_completed_by_the_next_run(node, failing, done_before):
+    spec = node.spec()
+    node.knob(f"fail-{failing}", "1")
+    failed = node.run_step(spec, "install")
+    assert failed.returncode != 0
+    flags = dict(FRESH_ORDER)[failing]
+    assert f"{failing} {spec.versions.driver if failing == 'driver' else spec.versions.cann}: " in failed.stderr
+    assert f"{flags} failed (exit 1)" in failed.stderr and "finished packages are skipped" in failed.stderr
+    assert node.installers_run() == FRESH_ORDER[:done_before + 1] and installed(node, failing) is None
+    node.knob(f"fail-{failing}")
+    node.clear_logs()
+    again = node.run_step(spec, "install")
+    assert again.returncode == 0, again.stderr
+    assert node.installers_run() == FRESH_ORDER[done_before:]
+    assert installed(node, "kernels") == NEW["cann"]
+    if failing == "driver":  # the half-copied driver directory is reported, then installed over
+        assert "note: /usr/local/Ascend/driver exists without version.info" in again.stdout
+
+
+def test_mirror_packages_are_fetched_once_and_checked(node):
+    with serve_directory(node.packages.directory) as (url, served):
+        spec = node.spec(source="mirror", mirror_url=url + "/")
+        first = node.run_step(spec, "install")
+        assert first.returncode == 0, first.stderr
+        assert sorted(served) == sorted(f"/{pkg.file}" for pkg in node_packages(spec, spec.nodes[0]))
+        assert node.path("/var/cache/ascend-npu/packages").exists() and len(served) == 5
+        node.clear_logs()
+        assert node.run_step(spec, "install").returncode == 0 and len(served) == 5
+
+
+def test_a_bad_mirror_download_is_refused_and_dropped(node, tmp_path):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for entry in node.packages.files_for(NEW):
+        (mirror / entry["file"]).write_bytes((node.packages.directory / entry["file"]).read_bytes())
+    (mirror / "Ascend-docker-runtime_6.0.RC3_linux-aarch64.run").write_text("#!/bin/bash\necho not it\n")
+    with serve_directory(mirror) as (url, _):
+        result = node.run_step(node.spec(source="mirror", mirror_url=url), "install")
+    assert result.returncode != 0 and "Ascend-docker-runtime_6.0.RC3_linux-aarch64.run has sha256" in result.stderr
+    assert not node.path("/var/cache/ascend-npu/packages/Ascend-docker-runtime_6.0.RC3_linux-aarch64.run").exists()
+    assert node.installer_calls() == []
+
+
+def test_reboot_is_issued_at_the_end_only_when_allowed(node):
+    result = node.run_step(node.spec(allow_reboot=True), "install")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1].endswith("rebooting in 1 s")
+    deadline = time.monotonic() + 10
+    while "reboot" not in node.systemctl_calls() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert node.systemctl_calls() == ["restart containerd", "reboot"]
+    node.clear_logs()
+    after_reboot = node.run_step(node.spec(allow_reboot=True), "install")
+    assert "reboot" not in after_reboot.stdout and node.systemctl_calls() == []
+
+
+def test_destroy_uninstalls_with_the_documented_flags(node):
+    spec = node.spec(uninstall=True)
+    original = "version = 2\n"
+    node.path("/etc/containerd").mkdir(parents=True)
+    node.path("/etc/containerd/config.toml").write_text(original)
+    assert node.run_step(spec, "install").returncode == 0
+    node.clear_logs()
+    result = node.run(node.steps(spec)["install"].delete)  # no stdin on destroy
+    assert result.returncode == 0, result.stderr
+    assert node.installers_run() == [(kind, "--uninstall") for kind in
+                                     ("dockerRuntime", "kernels", "toolkit", "firmware", "driver")]
+    assert all(installed(node, kind) is None for kind in ("driver", "firmware", "toolkit", "kernels"))
+    assert node.path("/etc/containerd/config.toml").read_text() == original
+    assert node.systemctl_calls() == ["restart containerd"]

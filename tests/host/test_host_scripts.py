@@ -1,0 +1,34 @@
+"""The host scripts as files: shellcheck clean, and each one readable on its own."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from components.host.commands import SCRIPTS, STEP_PARTS
+
+
+def test_shellcheck_reports_nothing():
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck not installed (apt-get install -y shellcheck)")
+    scripts = sorted(p.name for p in SCRIPTS.glob("*.sh"))
+    result = subprocess.run(["shellcheck", "-x", *scripts], cwd=SCRIPTS, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_script_is_used_by_a_step_and_every_part_exists():
+    used = {part for parts in STEP_PARTS.values() for part in parts}
+    assert used == {p.name for p in SCRIPTS.glob("*.sh")}
+
+
+@pytest.mark.parametrize("step", sorted(STEP_PARTS))
+def test_step_scripts_run_from_a_checkout_load_their_parts(step, tmp_path):
+    """`bash scripts/install.sh` works too: it sources the parts host_steps() would concatenate."""
+    copy = tmp_path / "scripts"
+    shutil.copytree(SCRIPTS, copy)
+    probe = "declare -F say >/dev/null && declare -F main >/dev/null && echo loaded"
+    script = copy / f"{step}.sh"
+    script.write_text(script.read_text().replace("\nmain </dev/null\n", f"\n{probe}\n"))
+    result = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+    assert result.stdout.strip() == "loaded", result.stderr
