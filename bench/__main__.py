@@ -7,6 +7,7 @@ import time
 from contextlib import redirect_stdout
 from pathlib import Path
 
+from bench.host_steps import measure_host_runs
 from bench.synthetic import ROOT, write_synthetic
 from components.plan.__main__ import plan
 from components.plan.recorder import run_program
@@ -57,10 +58,6 @@ def main() -> None:
               f"{row['program_s']:>9.3f} {row['floor_s']:>11.3f} {row['program_s'] / row['floor_s']:>13.2f}")
     print("res/node: added resources per added node (against the 10-node stack); SDK floor: the same number "
           "of bare resources registered under the same mocks")
-    try:
-        from bench.host_steps import measure_host_runs
-    except ImportError:
-        return
     figures = measure_host_runs()
     print("host steps on the fake node over SSH: " + ", ".join(f"{k} {v:.2f} s" if isinstance(v, float) else
                                                                f"{k} {v}" for k, v in figures.items()))

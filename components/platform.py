@@ -35,7 +35,8 @@ class AscendNpuPlatform(pulumi.ComponentResource):
         self.cluster = AscendCluster(
             f"{name}-cluster",
             AscendClusterArgs(spec=spec, provider=self.provider,
-                              node_ready={node: [host.verify] for node, host in self.hosts.items()}),
+                              node_ready={node: [host.verify] for node, host in self.hosts.items()},
+                              taint_nodes=spec.cluster.taint_npu_nodes),
             opts=pulumi.ResourceOptions(parent=self))
         self.namespace = self.cluster.namespace
         self.nodes = {node: host.verified for node, host in self.hosts.items()}

@@ -52,9 +52,11 @@ def test_record_has_every_field_a_reviewer_needs(planned):
     assert namespace["inputs"]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
 
 
-def test_policy_report_lists_the_pack_and_its_rules(planned):
-    report = json.loads((planned["prod"][1] / "policy-report.json").read_text())
-    assert report["pack"] == "ascend-npu" and "image-pinning" in report["policies"]
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_committed_stacks_pass_every_mandatory_rule(planned, stack):
+    report = json.loads((planned[stack][1] / "policy-report.json").read_text())
+    assert report["pack"] == "ascend-npu"
+    assert {"image-pinning", "ssh-host-key-pinning", "npu-version-compatibility"} <= set(report["policies"])
     assert [v for v in report["violations"] if v["enforcementLevel"] == "mandatory"] == []
 
 

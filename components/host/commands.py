@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,13 @@ class HostStep:
 
 def script_text(step: str) -> str:
     """The self-contained script of a step: its parts concatenated, lib.sh first."""
-    return "".join((SCRIPTS / part).read_text() for part in STEP_PARTS[step])
+    return _joined(SCRIPTS, STEP_PARTS[step])
+
+
+@lru_cache(maxsize=None)
+def _joined(directory: Path, parts: tuple[str, ...]) -> str:
+    """Read once per run: every node's steps carry the same scripts."""
+    return "".join((directory / part).read_text() for part in parts)
 
 
 def node_packages(spec: StackSpec, node: NodeSpec) -> tuple[PackageFile, ...]:

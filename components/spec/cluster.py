@@ -22,6 +22,9 @@ class Cluster(SpecModel):
     ascend_default_runtime: bool = Field(
         False, description="Make `ascend` the engine's default runtime; by default workloads opt in through "
                            "the `ascend` RuntimeClass, so no other image can grab NPUs.")
+    taint_npu_nodes: bool = Field(False, description="Taint each NPU node NoSchedule with its resource name "
+                                                     "(e.g. `huawei.com/Ascend910`) once it is ready, so only "
+                                                     "workloads that tolerate it land there.")
     kube_context: Optional[str] = Field(None, description="kubeconfig context to use; default: the current one.")
 
 
