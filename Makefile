@@ -1,11 +1,11 @@
-# ascend-npu: `make plan` (offline plan of a stack), `make test`, `make bench`, `make docs`.
+# ascend-npu: `make plan` (offline plan of a stack), `make test`, `make bench`, `make docs`, `make chart`.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STACK ?= dev
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: plan test bench docs venv clean
+.PHONY: plan test bench docs chart chart-package venv clean
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,12 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	@$(PY) -m components.spec.reference
+
+chart: $(STAMP)
+	@$(PY) -m components.chart
+
+chart-package: $(STAMP)
+	@$(PY) -m components.chart package
 
 clean:
 	rm -rf build dist

@@ -30,12 +30,10 @@ def building_for(sink: TemplateSink) -> Iterator[None]:
 
 
 def template_function(helper: str) -> Callable[[Function], Function]:
-    """Mark a function of values that a template sink writes as its helper named `helper`.
-
-    With plain values the function runs as written (the Pulumi sink never sees a difference). A template
-    sink cannot run Python per release, so it receives the call and writes `helper` in its place; the
-    helper must decide exactly as the function does, which the chart tests prove with the real engine.
-    """
+    """Mark a function of values that a template sink writes as its helper named `helper`."""
+    # With plain values the function runs as written, so the Pulumi sink never sees a difference. A chart
+    # cannot run Python per release: it writes the helper instead, which must decide exactly as the
+    # function does (the chart tests render both with the real Helm engine and compare).
     def wrap(function: Function) -> Function:
         @functools.wraps(function)
         def call(*args: Any) -> Any:

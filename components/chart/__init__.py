@@ -1,0 +1,1 @@
+"""The Helm chart of the cluster layer, generated from the same builders the Pulumi program registers."""

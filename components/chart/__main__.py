@@ -1,0 +1,38 @@
+"""`python -m components.chart [write|check|package]`: write charts/ascend-npu, check it, or package it."""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from components.chart.writer import CHART_DIR, DIST_DIR, drift, package_chart, write_chart
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m components.chart", description=__doc__)
+    parser.add_argument("command", nargs="?", default="write", choices=("write", "check", "package"),
+                        help="write the chart (default), fail when the committed chart differs from the "
+                             "generator, or package it into dist/ with the Helm engine")
+    parser.add_argument("--chart-dir", type=Path, default=CHART_DIR, help=f"chart directory (default {CHART_DIR})")
+    parser.add_argument("--dist-dir", type=Path, default=DIST_DIR, help=f"package destination (default {DIST_DIR})")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    if args.command == "check":
+        problems = drift(args.chart_dir)
+        for problem in problems:
+            print(f"{args.chart_dir}: {problem}", file=sys.stderr)
+        if problems:
+            print("the chart differs from the generator; run `python -m components.chart`", file=sys.stderr)
+            return 1
+        print(f"{args.chart_dir} matches the generator")
+        return 0
+    written = write_chart(args.chart_dir)
+    print(f"wrote {len(written)} files to {args.chart_dir} in {time.monotonic() - started:.2f}s")
+    if args.command == "package":
+        print(f"packaged {package_chart(args.chart_dir, args.dist_dir)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+"""Placeholder values: the builders run on tokens that stand for `.Values` paths and helper calls."""
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Optional
+
+STRING_TOKEN = re.compile(r"xTOK(\d{4})x")
+INTEGER_BASE = 97000
+# Integer tokens are short so that text a builder folds at a width (PyYAML) folds as the real value would.
+INTEGER_TOKEN = re.compile(r"(?<![0-9.])97\d{3}(?![0-9])")
+
+
+@dataclass(frozen=True)
+class Expr:
+    """A Helm pipeline and what it yields; maps and lists made by a helper also have their YAML pipeline."""
+
+    pipeline: str
+    kind: str
+    yaml_pipeline: str = ""
+
+    @property
+    def operand(self) -> str:
+        """The pipeline as an argument of a function or another pipeline."""
+        return f"({self.pipeline})" if " " in self.pipeline else self.pipeline
+
+
+class Tokens:
+    """The same expression gets the same token in every build, so objects line up across builds."""
+
+    def __init__(self) -> None:
+        self.strings: dict[str, Expr] = {}
+        self.integers: dict[int, Expr] = {}
+        self._known: dict[Expr, str | int] = {}
+
+    def _next(self) -> int:
+        if len(self._known) >= 1000:
+            raise ValueError("more than 1000 placeholders: widen STRING_TOKEN and INTEGER_TOKEN")
+        return len(self._known)
+
+    def string(self, expr: Expr) -> str:
+        if expr not in self._known:
+            self._known[expr] = f"xTOK{self._next():04d}x"
+            self.strings[self._known[expr]] = expr
+        return self._known[expr]  # type: ignore[return-value]
+
+    def integer(self, expr: Expr) -> int:
+        if expr not in self._known:
+            self._known[expr] = INTEGER_BASE + self._next()
+            self.integers[self._known[expr]] = expr  # type: ignore[index]
+        return self._known[expr]  # type: ignore[return-value]
+
+    def find(self, text: str) -> list[tuple[int, int, Expr]]:
+        """(start, end, expression) of every token in `text`, in order."""
+        found = [(m.start(), m.end(), self.strings[m.group(0)]) for m in STRING_TOKEN.finditer(text)]
+        found += [(m.start(), m.end(), self.integers[int(m.group(0))]) for m in INTEGER_TOKEN.finditer(text)
+                  if int(m.group(0)) in self.integers]
+        return sorted(found, key=lambda hit: hit[0])
+
+
+@dataclass(frozen=True)
+class MergeKey:
+    """The key a placeholder map sits under once unpacked into a dict (`{**values["nodeSelector"], ...}`)."""
+
+    expr: Expr
+
+
+class MapPlaceholder(Mapping):
+    """A map only the release knows: a free-form value or a helper's result."""
+
+    def __init__(self, expr: Expr):
+        self.expr = expr
+
+    def __getitem__(self, key: Any) -> Any:
+        if key == MergeKey(self.expr):
+            return self
+        raise KeyError(f"{key!r}: keys of {self.expr.pipeline} are known only when the chart renders")
+
+    def __iter__(self) -> Iterator[MergeKey]:
+        yield MergeKey(self.expr)
+
+    def __len__(self) -> int:
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MapPlaceholder) and other.expr == self.expr
+
+    def __hash__(self) -> int:
+        return hash(self.expr)
+
+    def __repr__(self) -> str:
+        return f"MapPlaceholder({self.expr.pipeline!r})"
+
+
+class ListPlaceholder:
+    """A list only the release knows; unpacked into another list it splices itself in as one item."""
+
+    def __init__(self, expr: Expr):
+        self.expr = expr
+
+    def __iter__(self) -> Iterator["ListPlaceholder"]:
+        yield self
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ListPlaceholder) and other.expr == self.expr
+
+    def __hash__(self) -> int:
+        return hash(self.expr)
+
+    def __repr__(self) -> str:
+        return f"ListPlaceholder({self.expr.pipeline!r})"
+
+
+class ValuesPlaceholder(Mapping):
+    """`.Values` (or one section) with the switches set and every other leaf a token."""
+
+    def __init__(self, tokens: Tokens, schema: dict[str, Any], switches: dict[tuple[str, ...], Any],
+                 path: tuple[str, ...] = ()):
+        self.tokens, self.schema, self.switches, self.path = tokens, schema, switches, path
+        self.expr = Expr(".Values." + ".".join(path) if path else "$", "map")
+
+    def __getitem__(self, key: str) -> Any:
+        schema, path = self.schema["properties"][key], self.path + (key,)
+        if path in self.switches:
+            return self.switches[path]
+        kinds = schema.get("type")
+        expr = Expr(".Values." + ".".join(path), "")
+        if kinds == "object" and "properties" in schema:
+            return ValuesPlaceholder(self.tokens, schema, self.switches, path)
+        if kinds == "object":
+            return MapPlaceholder(Expr(expr.pipeline, "map"))
+        if kinds == "array" and "enum" not in schema["items"]:
+            return ListPlaceholder(Expr(expr.pipeline, "list"))
+        if kinds == "integer":
+            return self.tokens.integer(Expr(expr.pipeline, "integer"))
+        if kinds in ("boolean", "array"):
+            raise KeyError(f"{'.'.join(path)} decides structure; it must be a switch of the build")
+        return self.tokens.string(Expr(expr.pipeline, "string"))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.schema["properties"])
+
+    def __len__(self) -> int:
+        return len(self.schema["properties"])
+
+
+class ChartSink:
+    """Receives template-function calls on placeholders and writes them as `include` of the helper."""
+
+    def __init__(self, tokens: Tokens):
+        self.tokens = tokens
+
+    def express(self, helper: str, function: Callable[..., Any], args: tuple[Any, ...]) -> Optional[Any]:
+        if not any(self.holds_placeholder(a) for a in args):
+            return None
+        if len(args) == 1:
+            argument = self.argument(args[0])
+        else:
+            names = list(inspect.signature(function).parameters)
+            argument = "(dict " + " ".join(f'"{self.key(name, value)}" {self.argument(value)}'
+                                           for name, value in zip(names, args)) + ")"
+        call = f'include "{helper}" {argument}'
+        returns = str(inspect.signature(function).return_annotation)
+        if returns.startswith("dict"):
+            return MapPlaceholder(Expr(f"{call} | fromYaml", "map", call))
+        if returns.startswith("list"):
+            return ListPlaceholder(Expr(f"{call} | fromYamlArray", "list", call))
+        return self.tokens.string(Expr(call, "string"))
+
+    def holds_placeholder(self, value: Any) -> bool:
+        if isinstance(value, (ValuesPlaceholder, MapPlaceholder, ListPlaceholder)):
+            return True
+        if isinstance(value, str):
+            return bool(self.tokens.find(value))
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value in self.tokens.integers
+        if isinstance(value, dict):
+            return any(self.holds_placeholder(v) for v in value.values())
+        if isinstance(value, (list, tuple)):
+            return any(self.holds_placeholder(v) for v in value)
+        return False
+
+    @staticmethod
+    def key(name: str, value: Any) -> str:
+        """The helper's argument name: camelCase, and `context` for the root values (`$`)."""
+        if isinstance(value, ValuesPlaceholder) and not value.path:
+            return "context"
+        head, *rest = name.split("_")
+        return head + "".join(part.title() for part in rest)
+
+    def argument(self, value: Any) -> str:
+        """A Go template operand that evaluates to `value` when the chart renders."""
+        if isinstance(value, (ValuesPlaceholder, MapPlaceholder, ListPlaceholder)):
+            return value.expr.operand
+        if isinstance(value, bool) or value is None:
+            return {True: "true", False: "false", None: "nil"}[value]
+        if isinstance(value, int):
+            return self.tokens.integers[value].operand if value in self.tokens.integers else str(value)
+        if isinstance(value, str):
+            return self.string_argument(value)
+        if isinstance(value, dict):
+            return "(dict" + "".join(f" {json.dumps(k)} {self.argument(v)}" for k, v in value.items()) + ")"
+        if isinstance(value, (list, tuple)):
+            return "(list" + "".join(f" {self.argument(v)}" for v in value) + ")"
+        raise TypeError(f"cannot pass {value!r} to a chart helper")
+
+    def string_argument(self, text: str) -> str:
+        hits = self.tokens.find(text)
+        if not hits:
+            return json.dumps(text)
+        if len(hits) == 1 and hits[0][:2] == (0, len(text)):
+            return hits[0][2].operand
+        fmt, operands, at = "", [], 0
+        for start, end, expr in hits:
+            fmt += text[at:start].replace("%", "%%") + "%v"
+            operands.append(expr.operand)
+            at = end
+        fmt += text[at:].replace("%", "%%")
+        return f"(printf {json.dumps(fmt)} {' '.join(operands)})"

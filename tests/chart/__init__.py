@@ -1,0 +1,1 @@
+"""Chart tests: the generated chart, rendered and linted by the real Helm v4 engine."""
