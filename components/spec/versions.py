@@ -4,11 +4,12 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from components.spec.base import SpecModel, require_pinned
 
 VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z]+)+$")
+WHAT = {"firmware": "firmware", "driver": "driver", "cann": "CANN", "docker_runtime": "Ascend Docker Runtime"}
 EXAMPLE = {"firmware": "7.3.0.1.231", "driver": "24.1.rc2", "CANN": "8.0.RC3", "Ascend Docker Runtime": "6.0.RC3"}
 
 
@@ -39,22 +40,7 @@ class Versions(SpecModel):
     compatibility_override: Optional[CompatibilityOverride] = Field(
         None, description="Accept a combination outside the matrix; names it and says why.")
 
-    @field_validator("firmware")
+    @field_validator("firmware", "driver", "cann", "docker_runtime")
     @classmethod
-    def _firmware(cls, value: str) -> str:
-        return exact(value, "firmware")
-
-    @field_validator("driver")
-    @classmethod
-    def _driver(cls, value: str) -> str:
-        return exact(value, "driver")
-
-    @field_validator("cann")
-    @classmethod
-    def _cann(cls, value: str) -> str:
-        return exact(value, "CANN")
-
-    @field_validator("docker_runtime")
-    @classmethod
-    def _docker_runtime(cls, value: str) -> str:
-        return exact(value, "Ascend Docker Runtime")
+    def _exact(cls, value: str, info: ValidationInfo) -> str:
+        return exact(value, WHAT[info.field_name])

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import kubernetes_validate
 import pytest
 
-from ..cluster.test_schemas import K8S_VERSIONS, crd_validators, unique_objects
+from tests.kube_schemas import K8S_VERSIONS, builtin_failures, crd_validators, unique_objects
 from .rendering import as_values_file, render
 
 
@@ -18,13 +17,7 @@ def rendered(chart, stack_values) -> dict[str, list[dict[str, Any]]]:
 
 @pytest.mark.parametrize("version", K8S_VERSIONS)
 def test_rendered_builtin_kinds_validate_strictly(rendered, version):
-    failures = []
-    for variant, obj in unique_objects(rendered, custom=False):
-        try:
-            kubernetes_validate.validate(obj, version, strict=True)
-        except kubernetes_validate.ValidationError as exc:
-            where = ".".join(str(p) for p in exc.path)
-            failures.append(f"{variant} {obj['kind']}/{obj['metadata']['name']}: {where}: {exc.message}")
+    failures = builtin_failures(rendered, version)
     assert not failures, "\n".join(failures)
 
 

@@ -2,37 +2,11 @@
 from __future__ import annotations
 
 import copy
-import json
-from typing import Any
 
-import jsonschema
 import kubernetes_validate
 import pytest
-import yaml
-from kubernetes_validate.utils import all_versions
-from packaging.version import Version
 
-from .stacks import ROOT
-
-OLDEST = Version("1.28")
-K8S_VERSIONS = sorted({f"{Version(v).major}.{Version(v).minor}" for v in all_versions() if Version(v) >= OLDEST},
-                      key=Version)
-CRD_DIR = ROOT.parent / "shared" / "schemas" / "prometheus-operator"
-CUSTOM_GROUPS = ("monitoring.coreos.com/",)
-
-
-def unique_objects(objects: dict[str, list[dict]], custom: bool) -> list[tuple[str, dict]]:
-    """(variant, object) once per distinct object, built-in or custom kinds."""
-    seen, result = set(), []
-    for variant, objs in objects.items():
-        for obj in objs:
-            if obj["apiVersion"].startswith(CUSTOM_GROUPS) != custom:
-                continue
-            key = json.dumps(obj, sort_keys=True)
-            if key not in seen:
-                seen.add(key)
-                result.append((variant, obj))
-    return result
+from tests.kube_schemas import K8S_VERSIONS, builtin_failures, crd_validators, unique_objects
 
 
 def test_supported_versions_are_known():
@@ -41,13 +15,7 @@ def test_supported_versions_are_known():
 
 @pytest.mark.parametrize("version", K8S_VERSIONS)
 def test_builtin_kinds_validate_strictly(objects, version):
-    failures = []
-    for variant, obj in unique_objects(objects, custom=False):
-        try:
-            kubernetes_validate.validate(obj, version, strict=True)
-        except kubernetes_validate.ValidationError as exc:
-            where = ".".join(str(p) for p in exc.path)
-            failures.append(f"{variant} {obj['kind']}/{obj['metadata']['name']}: {where}: {exc.message}")
+    failures = builtin_failures(objects, version)
     assert not failures, "\n".join(failures)
 
 
@@ -56,34 +24,6 @@ def test_strict_validation_rejects_an_unknown_field(objects):
     daemonset["spec"]["template"]["spec"]["containers"][0]["readOnlyRootFileSystem"] = True
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(daemonset, K8S_VERSIONS[-1], strict=True)
-
-
-def strict(schema: Any) -> Any:
-    """The CRD schema with unknown fields refused wherever it lists the fields, as the API server prunes them."""
-    if isinstance(schema, dict):
-        out = {k: strict(v) for k, v in schema.items()}
-        if "properties" in out and "additionalProperties" not in out \
-                and not out.get("x-kubernetes-preserve-unknown-fields"):
-            out["additionalProperties"] = False
-        return out
-    if isinstance(schema, list):
-        return [strict(v) for v in schema]
-    return schema
-
-
-def crd_validators() -> dict[tuple[str, str], jsonschema.Validator]:
-    """(apiVersion, kind) -> validator of the served version's schema, for every CRD in CRD_DIR."""
-    if not CRD_DIR.is_dir():
-        pytest.skip(f"Prometheus Operator CRD schemas not found at {CRD_DIR}; custom resources are not validated "
-                    "(CI has them in ../shared/schemas)")
-    validators = {}
-    for path in sorted(CRD_DIR.glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text())
-        for served in crd["spec"]["versions"]:
-            schema = strict(served["schema"]["openAPIV3Schema"])
-            key = (f"{crd['spec']['group']}/{served['name']}", crd["spec"]["names"]["kind"])
-            validators[key] = jsonschema.Draft7Validator(schema)
-    return validators
 
 
 def test_custom_resources_validate_against_the_operator_crds(objects):
