@@ -9,7 +9,9 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+import yaml
 
+from components.cluster.objects import cluster_objects
 from components.plan.__main__ import EXIT_OK, EXIT_POLICY, plan
 from components.plan.recorder import MASK, SECRET_SIG, SIG_KEY, mask
 from tests.stacks import ROOT
@@ -69,6 +71,17 @@ def test_two_runs_register_byte_identical_inputs(planned, tmp_path):
     with redirect_stdout(io.StringIO()):
         assert plan("prod", tmp_path) == EXIT_OK
     assert (tmp_path / "resources.json").read_bytes() == (planned["prod"][1] / "resources.json").read_bytes()
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_plan_writes_the_stacks_helm_values(planned, stack):
+    values = yaml.safe_load((planned[stack][1] / "chart-values.yaml").read_text())
+    assert values["clusterName"] == {"dev": "dev-ascend", "prod": "prod-ascend"}[stack]
+    assert values["devicePlugin"]["chips"] == {"dev": ["910B"], "prod": ["910B", "310P"]}[stack]
+    rendered_from = cluster_objects(values)
+    registered = {r["inputs"]["metadata"]["name"] for r in json.loads((planned[stack][1] / "resources.json").read_text())
+                  if r["type"] == "kubernetes:apps/v1:DaemonSet"}
+    assert {o["metadata"]["name"] for o in rendered_from if o["kind"] == "DaemonSet"} == registered
 
 
 def test_mandatory_violation_exits_1_naming_the_rule(tmp_path):

@@ -7,11 +7,17 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import yaml
+
 from components.plan.analyzer import PolicyPackError, PolicyPackProcess
 from components.plan.graph import mermaid
 from components.plan.recorder import run_program
-from components.plan.stack_files import StackFileError, read_stack_config
+from components.cluster.values import chart_values
+from components.plan.stack_files import StackConfig, StackFileError, read_stack_config
 from components.spec import SpecError
+from components.spec.config_source import SECRET_KEY, raw_config
+from components.spec.problems import NAMESPACE
+from components.spec.stack import parse_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 EXIT_OK, EXIT_POLICY, EXIT_CONFIG = 0, 1, 2
@@ -46,6 +52,13 @@ def summary(stack: str, resources, report: dict, waves: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def stack_chart_values(config: StackConfig) -> dict:
+    """The Helm values of a stack: what the program builds its cluster objects from (no secret in them)."""
+    key = f"{NAMESPACE}:{SECRET_KEY}"
+    spec = parse_stack(raw_config(config.values), config.values.get(key) or None, key in config.secret_keys)
+    return {**chart_values(spec), "managedBy": "Helm"}
+
+
 def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool = False,
          pack_dir: Path | None = None, pack_config: dict | None = None) -> int:
     try:
@@ -63,12 +76,15 @@ def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool 
     (out_dir / "resources.json").write_text(json.dumps([r.public() for r in resources], indent=1, sort_keys=True))
     (out_dir / "policy-report.json").write_text(json.dumps(report, indent=1, sort_keys=True))
     (out_dir / "graph.mmd").write_text(mermaid(resources))
+    (out_dir / "chart-values.yaml").write_text(
+        f"# Helm values of stack {stack}: helm install ascend-npu charts/ascend-npu -n kube-system -f <this file>\n"
+        + yaml.safe_dump(stack_chart_values(config), sort_keys=False))
     stack_resource = next(r for r in resources if r.type == "pulumi:pulumi:Stack")
     waves = stack_resource.outputs.get("waves", [])
     if not quiet:
         print(summary(stack, resources, report, waves))
         print(f"wrote {out_dir.relative_to(ROOT) if out_dir.is_relative_to(ROOT) else out_dir}/"
-              "{resources.json,policy-report.json,graph.mmd}")
+              "{resources.json,policy-report.json,graph.mmd,chart-values.yaml}")
     failed = [v for v in report["violations"] if v["enforcementLevel"] == "mandatory"]
     if failed:
         print(f"error: mandatory policies violated: {', '.join(sorted({v['policy'] for v in failed}))}",

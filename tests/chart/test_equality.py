@@ -11,6 +11,9 @@ import yaml
 from components.chart.contract import default_values
 from components.chart.helpers import PYYAML_QUOTED
 from components.cluster.objects import cluster_objects
+from components.plan.__main__ import stack_chart_values
+from components.plan.stack_files import read_stack_config
+from tests.stacks import ROOT
 
 from ..cluster.stacks import VARIANTS
 from .rendering import HELM_ONLY_LABEL, MANAGED_BY, as_values_file, key, render, replacing_maps, \
@@ -110,3 +113,11 @@ def test_the_quoting_helper_decides_as_pyyaml_does():
     for label in labels:
         quoted = yaml.safe_dump(label).startswith("'")
         assert quoted == bool(re.match(PYYAML_QUOTED, label)), label
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_the_values_file_make_plan_writes_renders_the_stacks_objects(chart, stack):
+    config = read_stack_config(ROOT, stack)
+    exported = yaml.safe_load(yaml.safe_dump(stack_chart_values(config)))
+    assert exported["managedBy"] == "Helm"
+    assert_same_objects(chart, {**exported, "managedBy": "pulumi"}, helm_values=as_values_file(exported))
