@@ -96,6 +96,15 @@ def test_every_preflight_problem_is_reported_at_once(node):
     assert node.installer_calls() == []
 
 
+def test_too_little_disk_for_the_packages_is_refused_before_any_installer(node):
+    node.knob("free-kb", "0")
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode != 0
+    assert "[install] / has 0 MiB free, installing needs about 0 MiB; free some space" in result.stderr
+    assert "no installer ran" in result.stderr
+    assert node.installer_calls() == []
+
+
 def test_missing_headers_do_not_matter_once_the_driver_is_installed(node):
     node.preinstall({"driver": NEW["driver"], "firmware": NEW["firmware"]})
     (node.root / "lib/modules").rename(node.root / "lib/modules-gone")

@@ -17,7 +17,7 @@ complain() { printf '[%s] %s\n' "$STEP" "$*" >&2; }
 die() { complain "$*"; exit 1; }
 problem() { PROBLEMS+=("$*"); }
 forget_problems() { PROBLEMS=(); }
-host_path() { printf '%s' "${1#"$ROOT"}"; }
+host_path() { local shown=${1#"$ROOT"}; printf '%s' "${shown:-/}"; }
 
 # Print every collected problem and stop with a summary line; return when there is none.
 stop_on_problems() {

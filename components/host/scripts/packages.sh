@@ -44,11 +44,12 @@ stage_package() {
 
 # Installing needs room for the packages unpacked and installed: about three times their size.
 check_free_space() {
-  local kind path need_kb=0 free_kb target=$ASCEND_HOME
+  local kind path bytes=0 need_kb free_kb target=$ASCEND_HOME
   for kind in "$@"; do
     path=$(staged_file "$kind")
-    if [[ -f $path ]]; then need_kb=$((need_kb + $(stat -c %s "$path") * 3 / 1024)); fi
+    if [[ -f $path ]]; then bytes=$((bytes + $(stat -c %s "$path"))); fi
   done
+  need_kb=$(((bytes * 3 + 1023) / 1024))
   while [[ -n $target && ! -d $target ]]; do target=${target%/*}; done
   free_kb=$(df -Pk "${target:-/}" | awk 'NR == 2 { print $4 }')
   ((free_kb >= need_kb)) || problem "$(host_path "${target:-/}") has $((free_kb / 1024)) MiB free, installing" \

@@ -20,7 +20,7 @@ from tests.host.fakenode.sandbox import KNOBS, LOGS
 
 HERE = Path(__file__).resolve().parent
 SSHD = "/usr/sbin/sshd"
-STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "npu-smi")
+STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "npu-smi", "df")
 DEFAULT_KNOBS = {"arch": "aarch64", "kernel": "5.10.0-182.0.0.95.oe2203sp3.aarch64"}
 STAGING = "var/cache/ascend-npu/packages"
 

@@ -1,8 +1,8 @@
-"""Stand-ins for the host tools the scripts call by name: uname, lspci, systemctl, getent, dockerd, npu-smi.
+"""Stand-ins for the host tools the scripts call by name: uname, lspci, systemctl, getent, dockerd, npu-smi, df.
 
 The fake node's bin directory holds one tiny wrapper per tool that runs `standins.py <tool> ARGS...`.
 Knobs (files under fake/knobs/): arch, kernel, pci-npus, pci-device, npu-smi-fixture, npu-smi-health ("NPU VALUE"),
-npu-smi-drop (an NPU id), npu-smi-fail.
+npu-smi-drop (an NPU id), npu-smi-fail, free-kb.
 """
 from __future__ import annotations
 
@@ -91,6 +91,17 @@ def npu_smi_text() -> str:
     return "\n".join(out) + "\n"
 
 
+def df(args: list[str]) -> int:
+    """`df -Pk PATH` as coreutils prints it, with the free space the `free-kb` knob sets (default plenty)."""
+    if args[:1] != ["-Pk"] or len(args) != 2:
+        print("df stand-in: only `df -Pk PATH` is supported", file=sys.stderr)
+        return 1
+    free = int(sandbox.knob("free-kb", str(500 * 1024 * 1024)))
+    print("Filesystem     1024-blocks      Used  Available Capacity Mounted on")
+    print(f"/dev/vda2       {free * 2:>11} {free:>9} {free:>10}      50% /")
+    return 0
+
+
 def npu_smi(args: list[str]) -> int:
     if not ascend_files.installed(sandbox.root(), "driver", sandbox.knob("arch", "")):
         print("npu-smi: command not found (the driver installs it)", file=sys.stderr)
@@ -106,7 +117,7 @@ def npu_smi(args: list[str]) -> int:
 
 
 TOOLS = {"uname": uname, "lspci": lspci, "systemctl": systemctl, "getent": getent, "dockerd": dockerd,
-         "npu-smi": npu_smi}
+         "npu-smi": npu_smi, "df": df}
 
 if __name__ == "__main__":
     sys.exit(TOOLS[sys.argv[1]](sys.argv[2:]))
