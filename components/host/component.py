@@ -17,7 +17,8 @@ from components.spec.packages import Source
 # /var/tmp exists on every host, so the upload always lands at /var/tmp/<directory name> (an existing remote
 # path gets the directory copied into it; a missing one would become the copy itself).
 UPLOAD_PARENT = "/var/tmp"
-REBOOT_WAIT = {"dial_error_limit": 90, "per_dial_timeout": 10}  # about 15 minutes for a node to come back
+# Dials back off to one every 5 s: 200 tries give a rebooting node at least about 16 minutes to come back.
+REBOOT_WAIT = {"dial_error_limit": 200, "per_dial_timeout": 10}
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,21 @@ forget_past_reboots() {
   if [[ -f $REBOOT_MARK ]] && ! reboot_pending; then rm -f "$REBOOT_MARK"; fi
 }
 
+# New SSH logins are refused from here until the node is back, so the verify step cannot slip in before the
+# reboot; this session survives (sshd's sessions are not stopped with its listener).
+close_ssh_listener() {
+  local unit
+  for unit in ssh.socket ssh.service sshd.service; do systemctl stop "$unit" 2>/dev/null || true; done
+}
+
 finish() {
   reboot_pending || return 0
   if [[ $ASCEND_ALLOW_REBOOT == true ]]; then
-    say "reboot required: new firmware takes effect after a reboot; rebooting in 1 s"
-    # Detached and delayed, so this step reports success before the connection drops.
-    nohup sh -c 'sleep 1; exec systemctl reboot' </dev/null >/dev/null 2>&1 &
+    say "reboot required: new firmware takes effect after a reboot; rebooting in 1 s (SSH closed until the node is back)"
+    close_ssh_listener
+    # Detached and delayed, so this step reports success first; a reboot that cannot start reopens SSH.
+    nohup sh -c 'sleep 1; systemctl reboot || systemctl start ssh.socket ssh.service sshd.service' \
+      </dev/null >/dev/null 2>&1 &
   else
     say "reboot required: new firmware takes effect after a reboot (rollout.allowReboot is false; reboot the node)"
   fi
