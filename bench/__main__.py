@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bench.host_steps import measure_host_runs
 from bench.synthetic import ROOT, write_synthetic
-from components.plan.__main__ import plan
+from components.plan.__main__ import plan, run_stack
 from components.plan.recorder import run_program
 from components.plan.stack_files import read_stack_config
 
@@ -23,8 +23,7 @@ def timed(fn):
 
 
 def program_run(stack_file: Path, name: str):
-    config = read_stack_config(ROOT, name, stack_file)
-    return run_program(ROOT / "__main__.py", config.project, name, config.values, config.secret_keys)
+    return run_stack(read_stack_config(ROOT, name, stack_file))
 
 
 def floor_run(count: int):

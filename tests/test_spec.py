@@ -5,8 +5,7 @@ import pytest
 
 from components.plan.stack_files import read_stack_config
 from components.rollout import plan_waves
-from components.spec.config_source import raw_config
-from components.spec.stack import parse_stack
+from components.spec.config_source import spec_from_values
 from components.spec.compatibility import load_matrix
 from components.spec.hosts import NodeSpec
 from components.spec.packages import Kind, parse_file_name, versions_match
@@ -15,9 +14,7 @@ from tests.stacks import ROOT
 
 def spec_of(stack: str):
     config = read_stack_config(ROOT, stack)
-    raw = raw_config(config.values)
-    key = config.values.get("ascend-npu:sshPrivateKey") or None
-    return parse_stack(raw, key, "ascend-npu:sshPrivateKey" in config.secret_keys)
+    return spec_from_values(config.values, config.secret_keys)
 
 
 def test_dev_stack_is_two_910b_nodes_on_containerd():

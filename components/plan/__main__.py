@@ -15,9 +15,7 @@ from components.plan.recorder import run_program
 from components.cluster.values import chart_values
 from components.plan.stack_files import StackConfig, StackFileError, read_stack_config
 from components.spec import SpecError
-from components.spec.config_source import SECRET_KEY, raw_config
-from components.spec.problems import NAMESPACE
-from components.spec.stack import parse_stack
+from components.spec.config_source import spec_from_values
 
 ROOT = Path(__file__).resolve().parents[2]
 EXIT_OK, EXIT_POLICY, EXIT_CONFIG = 0, 1, 2
@@ -52,18 +50,21 @@ def summary(stack: str, resources, report: dict, waves: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def run_stack(config: StackConfig) -> list:
+    """The real program under mocks with one stack's config; every registered resource."""
+    return run_program(ROOT / "__main__.py", config.project, config.stack, config.values, config.secret_keys)
+
+
 def stack_chart_values(config: StackConfig) -> dict:
     """The Helm values of a stack: what the program builds its cluster objects from (no secret in them)."""
-    key = f"{NAMESPACE}:{SECRET_KEY}"
-    spec = parse_stack(raw_config(config.values), config.values.get(key) or None, key in config.secret_keys)
-    return {**chart_values(spec), "managedBy": "Helm"}
+    return {**chart_values(spec_from_values(config.values, config.secret_keys)), "managedBy": "Helm"}
 
 
 def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool = False,
          pack_dir: Path | None = None, pack_config: dict | None = None) -> int:
     try:
         config = read_stack_config(ROOT, stack, stack_file)
-        resources = run_program(ROOT / "__main__.py", config.project, stack, config.values, config.secret_keys)
+        resources = run_stack(config)
     except (StackFileError, SpecError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 import pulumi
 from pulumi.runtime import config as runtime_config
@@ -30,10 +30,17 @@ def _decode(text: Any) -> Any:
         return text
 
 
+def spec_from_values(values: Mapping[str, Any], secret_keys: Collection[str], private_key: Any = None) -> StackSpec:
+    """A StackSpec from config as the engine passes it; the SSH key is `private_key`, else its plain value."""
+    full_secret_key = f"{NAMESPACE}:{SECRET_KEY}"
+    key = private_key if private_key is not None else (values.get(full_secret_key) or None)
+    return parse_stack(raw_config(values), key, full_secret_key in secret_keys)
+
+
 def load_stack_spec() -> StackSpec:
     """The validated StackSpec of the running stack, or SpecError listing every problem."""
-    raw = raw_config({**runtime_config.get_config_env(), **runtime_config.CONFIG.get()})
+    values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     full_secret_key = f"{NAMESPACE}:{SECRET_KEY}"
-    has_key = bool(runtime_config.get_config(full_secret_key))
-    private_key = pulumi.Config(NAMESPACE).get_secret(SECRET_KEY) if has_key else None
-    return parse_stack(raw, private_key, runtime_config.is_config_secret(full_secret_key))
+    secret = [full_secret_key] if runtime_config.is_config_secret(full_secret_key) else []
+    private_key = pulumi.Config(NAMESPACE).get_secret(SECRET_KEY) if values.get(full_secret_key) else None
+    return spec_from_values(values, secret, private_key)

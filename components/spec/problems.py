@@ -81,19 +81,16 @@ def describe(key: str, annotation: Any, error: dict, secret: bool) -> Problem:
     """Turn one pydantic error into a Problem a person can act on."""
     loc, kind, given = error["loc"], error["type"], error.get("input")
     shown = "the secret value" if secret else repr(given)
+    model = _model_at(annotation, loc[:-1])
+    info = next((f for n, f in model.model_fields.items() if loc[-1] in (f.alias, n)), None) if model and loc else None
     if kind == "extra_forbidden":
-        model = _model_at(annotation, loc[:-1])
         known = ", ".join(f.alias or n for n, f in model.model_fields.items()) if model else "see the reference"
         message = f"unknown key; the keys here are: {known}"
     elif kind == "missing":
-        model = _model_at(annotation, loc[:-1])
-        info = next((f for n, f in model.model_fields.items() if loc[-1] in (f.alias, n)), None) if model else None
         message = "required and missing" + (f"; {info.description}" if info and info.description else "")
     elif kind in ("value_error", "assertion_error"):
         message = str(error["ctx"]["error"])
     elif kind == "string_pattern_mismatch":
-        model = _model_at(annotation, loc[:-1])
-        info = next((f for n, f in model.model_fields.items() if loc[-1] in (f.alias, n)), None) if model else None
         rule = PATTERN_RULES.get(error["ctx"]["pattern"], f"it must match {error['ctx']['pattern']}")
         what = f" ({info.description.rstrip('.')})" if info and info.description else ""
         message = f"{shown} is not valid here{what}; {rule}"
