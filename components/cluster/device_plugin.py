@@ -58,7 +58,6 @@ def _pod_spec(values: dict[str, Any], chip: str) -> dict[str, Any]:
         "serviceAccountName": DEVICE_PLUGIN_SA,
         "automountServiceAccountToken": True,
         "priorityClassName": plugin["priorityClassName"],
-        "hostPID": True,
         "nodeSelector": node_selector(values, {ACCELERATOR: ACCELERATORS[chip], CHIP: chip}),
         "tolerations": tolerations(values),
         "containers": [container],

@@ -22,7 +22,6 @@ DEVICE_INFO_NAMESPACE = "kube-system"
 DEVICE_PLUGIN_RULES = [
     {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "update", "watch", "patch"]},
     {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
-    {"apiGroups": [""], "resources": ["nodes/proxy"], "verbs": ["get"]},
     {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["get", "patch", "update"]},
     {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
 ]

@@ -11,7 +11,7 @@ ROLE_KINDS = ("Role", "ClusterRole")
 BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
 # ASCEND-FACTS section 6, less ConfigMaps, which move to a Role in kube-system.
 PLUGIN_CLUSTER_GRANTS = {("pods", v) for v in ("get", "list", "update", "watch", "patch")} | {
-    ("nodes", "get"), ("nodes", "patch"), ("nodes/proxy", "get"), ("nodes/status", "get"), ("nodes/status", "patch"),
+    ("nodes", "get"), ("nodes", "patch"), ("nodes/status", "get"), ("nodes/status", "patch"),
     ("nodes/status", "update"), ("events", "create")}
 CONFIGMAP_GRANTS = {("configmaps", v) for v in ("get", "create", "update", "list", "watch")}
 
