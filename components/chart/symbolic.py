@@ -53,6 +53,14 @@ class Tokens:
             self.integers[self._known[expr]] = expr  # type: ignore[index]
         return self._known[expr]  # type: ignore[return-value]
 
+    def leftovers(self, text: str) -> list[Expr]:
+        """Expressions whose token survives in written text: a builder formatted it (padded, split) unseen."""
+        # Case-blind and without the x fences: `.upper()` or a slice of a token must not slip through either.
+        left = [self.strings[f"xTOK{n}x"] for n in re.findall(r"(?i)tok(\d{4})", text) if f"xTOK{n}x" in self.strings]
+        # Any run of the issued digits counts, even inside a longer number: `f"{port:06d}"` gives 097003.
+        left += [self.integers[int(t)] for t in re.findall(r"97\d{3}", text) if int(t) in self.integers]
+        return list(dict.fromkeys(left))
+
     def find(self, text: str) -> list[tuple[int, int, Expr]]:
         """(start, end, expression) of every token in `text`, in order."""
         found = [(m.start(), m.end(), self.strings[m.group(0)]) for m in STRING_TOKEN.finditer(text)]

@@ -39,9 +39,12 @@ def template_files() -> dict[str, str]:
         if name in files:
             raise ValueError(f"two objects would be written to {name}")
         files[name] = writer.document(obj.tree, obj.guard)
-    leftover = [name for name, text in files.items() if STRING_TOKEN.search(text)]
-    if leftover:
-        raise ValueError(f"placeholders left in {leftover}")
+    leftover = {name: explorer.tokens.leftovers(text) for name, text in files.items()}
+    problems = [f"{name}: {', '.join(e.pipeline for e in exprs)}" for name, exprs in leftover.items() if exprs]
+    if problems:
+        raise ValueError("a builder changed a placeholder value before the chart could see it (formatted, padded "
+                         "or split it; see components/chart/README.md); placeholders left in "
+                         + "; ".join(problems))
     return dict(sorted(files.items()))
 
 
