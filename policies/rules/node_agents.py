@@ -48,6 +48,14 @@ class Agent:
         """Whether a container of this agent runs one of its images."""
         return not self.images or (isinstance(image, str) and any(s in image for s in self.images))
 
+    def allowances(self) -> str:
+        """What the agent may hold, for messages."""
+        images = f" (images containing {' or '.join(self.images)})" if self.images else ""
+        held = [f"privileged{images}"] if self.privileged else []
+        held += sorted(self.host_namespaces) + [f"capability {c}" for c in sorted(self.capabilities)]
+        held.append(f"host paths {', '.join(self.host_paths)}" if self.host_paths else "no host path")
+        return f"{self.name} may hold {', '.join(held)}"
+
     def allows_path(self, path: str) -> bool:
         """The path, or a path beneath it, is on the agent's list (`..` resolved first)."""
         wanted = _path(path)

@@ -67,9 +67,7 @@ def _hint(agents: list[Agent], namespaces: list[str]) -> str:
         return ("only node agents may: remove it; ascend-npu's device plugin and exporter qualify in "
                 f"`agentNamespaces` ({', '.join(namespaces)}) with the labels the program sets, any other node "
                 "agent once described in `allowedAgents` (namespace, pod labels, images and what it needs)")
-    paths = sorted({p for a in agents for p in a.host_paths})
-    return (f"it is not what {', '.join(a.name for a in agents)} needs (host paths: {', '.join(paths) or 'none'}, "
-            "privileged only for its own images); remove it, or widen `allowedAgents` with a reason")
+    return f"{'; '.join(a.allowances() for a in agents)}: remove it, or describe what it needs in `allowedAgents`"
 
 
 def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
