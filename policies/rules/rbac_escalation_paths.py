@@ -4,7 +4,7 @@ from __future__ import annotations
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.objects import RBAC_GROUP, describe
+from rules.objects import RBAC_GROUP, describe, sequence
 from rules.permissions import grants, role_id, role_rules
 
 # (verb, API group, resource, why), after Kubernetes' "RBAC good practices" on privilege escalation; a `*`
@@ -30,7 +30,8 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     if role_id(args.resource_type, args.props, args.name) in allowed:
         return
     for i, rule in rules:
-        found = [(f"{verb or 'any verb'} on {resource}", why) for verb, group, resource, why in PATHS
+        verbs = "/".join(str(v) for v in sequence(rule.get("verbs")))
+        found = [(f"{verb or verbs} on {resource}", why) for verb, group, resource, why in PATHS
                  if grants(rule, group, resource, verb)]
         if found:
             report_violation(f"{describe(args.resource_type, args.props, args.name)} rules[{i}] grants "
