@@ -1,0 +1,104 @@
+"""The pack's list of node agents (policies/npu-agents.yaml) agrees with what the program and its chart run."""
+from __future__ import annotations
+
+import copy
+import itertools
+from collections import defaultdict
+from typing import Any
+
+import helm_python
+import pytest
+import yaml
+from google.protobuf import json_format
+
+from components.chart.contract import default_values
+from components.chart.writer import CHART_DIR
+from components.cluster.objects import cluster_objects
+from components.cluster.values import chart_values
+from tests.cluster.stacks import VARIANTS, spec_of
+from tests.policies.test_rules import as_recorded
+from tests.stacks import ROOT
+
+AGENTS = yaml.safe_load((ROOT / "policies" / "npu-agents.yaml").read_text())["agents"]
+CHIPS, ENGINES = ["910", "910B", "310", "310P"], ["containerd", "docker"]
+
+
+def every_configuration() -> list[dict[str, Any]]:
+    """The values of every stack variant, and every chip with every engine, Volcano mode on and off."""
+    configurations = [chart_values(spec_of(build())) for build in VARIANTS.values()]
+    for volcano, digest in itertools.product((False, True), (None, "sha256:" + "4e" * 32)):
+        values = copy.deepcopy(default_values())
+        values["devicePlugin"].update(chips=CHIPS, volcano=volcano)
+        values["exporter"]["containerRuntimes"] = ENGINES
+        values["devicePlugin"]["image"]["digest"] = digest
+        configurations.append(values)
+    return configurations
+
+
+def pod_template(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj["spec"]["jobTemplate"]["spec"]["template"] if obj["kind"] == "CronJob" else obj["spec"]["template"]
+
+
+def host_paths(obj: dict[str, Any]) -> set[str]:
+    if obj["kind"] not in ("DaemonSet", "Deployment", "StatefulSet", "Job", "CronJob"):
+        return set()
+    return {v["hostPath"]["path"] for v in pod_template(obj)["spec"].get("volumes", []) if "hostPath" in v}
+
+
+def agent_of(obj: dict[str, Any]) -> str:
+    labels = pod_template(obj)["metadata"]["labels"]
+    [role] = [a["role"] for a in AGENTS if all(labels.get(k) == v for k, v in a["labels"].items())]
+    return role
+
+
+def test_each_agents_host_paths_are_exactly_what_the_program_mounts():
+    mounted: dict[str, set[str]] = defaultdict(set)
+    for values in every_configuration():
+        for obj in cluster_objects(values):
+            paths = host_paths(obj)
+            if paths:
+                assert obj["metadata"]["namespace"] == values["namespace"], obj["metadata"]["name"]
+                mounted[agent_of(obj)] |= paths
+    listed = {a["role"]: set(a["hostPaths"]) for a in AGENTS}
+    for role in listed:
+        unlisted, unused = sorted(mounted[role] - listed[role]), sorted(listed[role] - mounted[role])
+        assert not unlisted, f"{role} mounts {unlisted}, which npu-agents.yaml does not list; add them, citing the " \
+                             "release that needs them"
+        assert not unused, f"npu-agents.yaml lists {unused} for {role}, which the program no longer mounts"
+    assert set(mounted) == set(listed)
+
+
+def test_only_the_agents_run_privileged_and_they_may():
+    privileged = {agent_of(obj) for values in every_configuration() for obj in cluster_objects(values)
+                  if obj["kind"] == "DaemonSet" and any(c.get("securityContext", {}).get("privileged")
+                                                        for c in pod_template(obj)["spec"]["containers"])}
+    assert privileged == {a["role"] for a in AGENTS if a["privileged"]}
+
+
+def test_default_agent_namespace_is_the_stacks_default(pack):
+    [policy] = [p for p in pack.info().policies if p.name == "node-privilege"]
+    schema = json_format.MessageToDict(policy.configSchema.properties)
+    assert schema["agentNamespaces"]["default"] == [default_values()["namespace"]]
+
+
+@pytest.fixture(scope="module")
+def rendered_by_helm() -> list[dict[str, Any]]:
+    """Every object of the chart for all chips and engines, rendered by the Helm engine."""
+    values = {"devicePlugin": {"chips": CHIPS}, "exporter": {"containerRuntimes": ENGINES}}
+    with helm_python.Chart.load(CHART_DIR) as chart:
+        texts = chart.render(values, name="ascend-npu", namespace="kube-system")
+    return [doc for name, text in texts.items() if not name.endswith("NOTES.txt")
+            for doc in yaml.safe_load_all(text) if doc]
+
+
+def test_helm_rendered_agents_pass_and_an_altered_one_does_not(pack, rendered_by_helm):
+    daemonsets = [o for o in rendered_by_helm if o["kind"] == "DaemonSet"]
+    assert len(daemonsets) == len(CHIPS) + len(ENGINES)
+    for obj in rendered_by_helm:
+        resource = as_recorded({"type": f"kubernetes:{obj['apiVersion'] if '/' in obj['apiVersion'] else 'core/v1'}"
+                                        f":{obj['kind']}", "name": obj["metadata"]["name"], "properties": obj})
+        assert [d.message for d in pack.analyze(resource, {}) if d.policy == "node-privilege"] == []
+    moved = copy.deepcopy(daemonsets[0])
+    moved["metadata"]["namespace"] = "default"
+    resource = as_recorded({"type": "kubernetes:apps/v1:DaemonSet", "name": "moved", "properties": moved})
+    assert [d for d in pack.analyze(resource, {}) if d.policy == "node-privilege"], "outside its namespace"
