@@ -4,7 +4,7 @@ from __future__ import annotations
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.objects import RBAC_GROUP, describe, sequence
+from rules.objects import RBAC_GROUP, describe, group_kind, sequence
 from rules.permissions import grants, role_id, role_rules
 
 # (verb, API group, resource, why), after Kubernetes' "RBAC good practices" on privilege escalation; a `*`
@@ -14,9 +14,12 @@ PATHS = [
     ("escalate", RBAC_GROUP, "clusterroles", "write ClusterRoles granting more than it holds"),
     ("bind", RBAC_GROUP, "roles", "bind Roles it does not hold"),
     ("bind", RBAC_GROUP, "clusterroles", "bind ClusterRoles it does not hold, cluster-admin included"),
+    ("impersonate", "", "serviceaccounts", "act as any ServiceAccount"),
+]
+# Cluster-scoped: a Role (always bound in one namespace) that names them grants nothing.
+CLUSTER_PATHS = [
     ("impersonate", "", "users", "act as any user"),
     ("impersonate", "", "groups", "act as any group, system:masters included"),
-    ("impersonate", "", "serviceaccounts", "act as any ServiceAccount"),
     ("impersonate", "authentication.k8s.io", "uids", "act as any user ID"),
     (None, "", "nodes/proxy", "reach every kubelet's API, which runs commands in any pod of the node"),
 ]
@@ -29,9 +32,10 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     allowed = {str(r) for r in args.get_config().get("allowedRoles", [])}
     if role_id(args.resource_type, args.props, args.name) in allowed:
         return
+    paths = PATHS + (CLUSTER_PATHS if group_kind(args.resource_type)[1] == "ClusterRole" else [])
     for i, rule in rules:
         verbs = "/".join(str(v) for v in sequence(rule.get("verbs")))
-        found = [(f"{verb or verbs} on {resource}", why) for verb, group, resource, why in PATHS
+        found = [(f"{verb or verbs} on {resource}", why) for verb, group, resource, why in paths
                  if grants(rule, group, resource, verb)]
         if found:
             report_violation(f"{describe(args.resource_type, args.props, args.name)} rules[{i}] grants "
@@ -41,8 +45,9 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
 
 POLICY = ResourceValidationPolicy(
     name="rbac-escalation-paths",
-    description="No Role or ClusterRole grants `escalate` or `bind` on roles, `impersonate` on users, groups, "
-                "ServiceAccounts or UIDs, or any verb on `nodes/proxy`, by name or through a `*`.",
+    description="No Role or ClusterRole grants `escalate` or `bind` on roles or `impersonate` on ServiceAccounts, "
+                "and no ClusterRole `impersonate` on users, groups or UIDs or any verb on `nodes/proxy`, by name or "
+                "through a `*`.",
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_validate,
     config_schema=PolicyConfigSchema(properties={
