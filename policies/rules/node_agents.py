@@ -38,6 +38,7 @@ class Agent:
     privileged: bool = False
     host_namespaces: frozenset[str] = frozenset()
     capabilities: frozenset[str] = frozenset()
+    host_ports: frozenset[int] = frozenset()
     host_paths: tuple[str, ...] = ()
 
     def recognises(self, namespace: Any, pod_labels: Mapping[str, Any]) -> bool:
@@ -53,6 +54,7 @@ class Agent:
         images = f" (images containing {' or '.join(self.images)})" if self.images else ""
         held = [f"privileged{images}"] if self.privileged else []
         held += sorted(self.host_namespaces) + [f"capability {c}" for c in sorted(self.capabilities)]
+        held += [f"hostPort {p}" for p in sorted(self.host_ports)]
         held.append(f"host paths {', '.join(self.host_paths)}" if self.host_paths else "no host path")
         return f"{self.name} may hold {', '.join(held)}"
 
@@ -75,6 +77,7 @@ def _agent(entry: Mapping[str, Any], name: str, namespaces: list[str], images: l
                  privileged=entry.get("privileged") is True,
                  host_namespaces=frozenset(f for f in HOST_NAMESPACES if entry.get(f) is True),
                  capabilities=frozenset(capability(c) for c in sequence(entry.get("capabilities"))),
+                 host_ports=frozenset(int(p) for p in sequence(entry.get("hostPorts")) if isinstance(p, (int, float))),
                  host_paths=tuple(str(p) for p in sequence(entry.get("hostPaths"))))
 
 

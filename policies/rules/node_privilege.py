@@ -1,4 +1,4 @@
-"""Node-level privilege (privileged, host namespaces, hostPath, capabilities, unmasked /proc) for node agents only."""
+"""Node-level privilege (privileged, host namespaces and ports, hostPath, capabilities, /proc) for node agents only."""
 from __future__ import annotations
 
 from typing import Any
@@ -25,27 +25,31 @@ AGENT_PROPERTIES = {
     "privileged": {"type": "boolean", "default": False},
     **{field: {"type": "boolean", "default": False} for field in HOST_NAMESPACES},
     "capabilities": {"type": "array", "items": {"type": "string"}},
+    "hostPorts": {"type": "array", "items": {"type": "integer"}},
     "hostPaths": {"type": "array", "items": {"type": "string"},
                   "description": "Host paths it may mount (a path beneath one counts)."},
 }
 
 
-def _container_privileges(container: Any) -> list[str]:
+def _container_privileges(container: Any) -> list[tuple[str, Any]]:
+    """(kind, value) of each node-level privilege a container asks for: privileged, capability, procMount, hostPort."""
     context = mapping(container.get("securityContext"))
-    found = ["privileged"] if context.get("privileged") is True else []
+    found: list[tuple[str, Any]] = [("privileged", None)] if context.get("privileged") is True else []
     added = (capability(c) for c in sequence(mapping(context.get("capabilities")).get("add")))
-    found += [f"capability {c}" for c in added if c not in BASELINE_CAPABILITIES]
+    found += [("capability", c) for c in added if c not in BASELINE_CAPABILITIES]
     if context.get("procMount") == "Unmasked":
-        found.append("procMount Unmasked")
+        found.append(("procMount", "Unmasked"))
+    ports = (mapping(p).get("hostPort") for p in sequence(container.get("ports")))
+    found += [("hostPort", int(port) if isinstance(port, float) else port) for port in ports if port not in (None, 0)]
     return found
 
 
-def _container_allowed(agent: Agent, container: Any, privilege: str) -> bool:
+def _container_allowed(agent: Agent, container: Any, privilege: tuple[str, Any]) -> bool:
+    kind, value = privilege
     if not agent.runs(container.get("image")):
         return False
-    if privilege == "privileged":
-        return agent.privileged
-    return privilege.startswith("capability ") and privilege.split(" ", 1)[1] in agent.capabilities
+    return {"privileged": agent.privileged, "capability": value in agent.capabilities,
+            "hostPort": value in agent.host_ports}.get(kind, False)
 
 
 def _problems(spec: Any, agents: list[Agent]) -> list[str]:
@@ -58,7 +62,9 @@ def _problems(spec: Any, agents: list[Agent]) -> list[str]:
     for where, container in containers(spec):
         for privilege in _container_privileges(container):
             if not any(_container_allowed(a, container, privilege) for a in agents):
-                problems.append(f"{where} ({container.get('name', '?')}) runs with {privilege}")
+                kind, value = privilege
+                problems.append(f"{where} ({container.get('name', '?')}) runs with {kind}"
+                                + (f" {value}" if value is not None else ""))
     return problems
 
 
@@ -88,8 +94,9 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
 POLICY = ResourceValidationPolicy(
     name="node-privilege",
     description="Only node agents hold node-level privilege: privileged containers, hostNetwork, hostPID, hostIPC, "
-                "hostPath volumes, capabilities beyond the runtime's defaults, an unmasked /proc. ascend-npu's "
-                "device plugin and exporter may hold what npu-agents.yaml lists; other agents are configured.",
+                "host ports, hostPath volumes, capabilities beyond the runtime's defaults, an unmasked /proc. "
+                "ascend-npu's device plugin and exporter may hold what npu-agents.yaml lists; other agents are "
+                "configured.",
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_validate,
     config_schema=PolicyConfigSchema(properties={
@@ -102,8 +109,8 @@ POLICY = ResourceValidationPolicy(
                                     "additionalProperties": False, "properties": AGENT_PROPERTIES},
                           "description": "Other node agents of the site and the node-level privilege each needs."},
     }),
-    remediation_steps="Remove `privileged`, `hostNetwork`, `hostPID`, `hostIPC`, hostPath volumes, added "
-                      "capabilities and `procMount: Unmasked` from workloads that are not node agents. Run "
+    remediation_steps="Remove `privileged`, `hostNetwork`, `hostPID`, `hostIPC`, `hostPort`, hostPath volumes, "
+                      "added capabilities and `procMount: Unmasked` from workloads that are not node agents. Run "
                       "ascend-npu's agents in `agentNamespaces` with the labels the program sets; describe any "
                       "other node agent (e.g. a node exporter or CNI) in `allowedAgents`.",
 )
