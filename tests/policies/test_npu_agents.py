@@ -91,14 +91,21 @@ def rendered_by_helm() -> list[dict[str, Any]]:
             for doc in yaml.safe_load_all(text) if doc]
 
 
-def test_helm_rendered_agents_pass_and_an_altered_one_does_not(pack, rendered_by_helm):
-    daemonsets = [o for o in rendered_by_helm if o["kind"] == "DaemonSet"]
-    assert len(daemonsets) == len(CHIPS) + len(ENGINES)
-    for obj in rendered_by_helm:
-        resource = as_recorded({"type": f"kubernetes:{obj['apiVersion'] if '/' in obj['apiVersion'] else 'core/v1'}"
-                                        f":{obj['kind']}", "name": obj["metadata"]["name"], "properties": obj})
-        assert [d.message for d in pack.analyze(resource, {}) if d.policy == "node-privilege"] == []
-    moved = copy.deepcopy(daemonsets[0])
+def as_resource(obj: dict[str, Any]) -> Any:
+    """A rendered object as a `helm.sh/v4:Chart` registers it: one resource of its own type."""
+    version = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
+    return as_recorded({"type": f"kubernetes:{version}:{obj['kind']}", "name": obj["metadata"]["name"],
+                        "properties": obj})
+
+
+def test_the_helm_rendered_chart_breaks_no_mandatory_rule(pack, rendered_by_helm):
+    assert len([o for o in rendered_by_helm if o["kind"] == "DaemonSet"]) == len(CHIPS) + len(ENGINES)
+    resources = [as_resource(obj) for obj in rendered_by_helm]
+    diagnostics = [d for r in resources for d in pack.analyze(r, {})] + pack.analyze_stack(resources, {})
+    assert [d.message for d in diagnostics if d.level == "mandatory"] == []
+
+
+def test_a_helm_rendered_agent_outside_its_namespace_is_refused(pack, rendered_by_helm):
+    moved = copy.deepcopy(next(o for o in rendered_by_helm if o["kind"] == "DaemonSet"))
     moved["metadata"]["namespace"] = "default"
-    resource = as_recorded({"type": "kubernetes:apps/v1:DaemonSet", "name": "moved", "properties": moved})
-    assert [d for d in pack.analyze(resource, {}) if d.policy == "node-privilege"], "outside its namespace"
+    assert [d for d in pack.analyze(as_resource(moved), {}) if d.policy == "node-privilege"]
