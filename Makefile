@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STACK ?= dev
+EXTRA_RESOURCES ?=
 STAMP := $(VENV)/.requirements-installed
 
 .PHONY: plan test bench docs chart chart-package venv clean
@@ -15,7 +16,7 @@ $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 venv: $(STAMP)
 
 plan: $(STAMP)
-	@$(PY) -m components.plan --stack $(STACK)
+	@$(PY) -m components.plan --stack $(STACK) $(if $(EXTRA_RESOURCES),--extra-resources $(EXTRA_RESOURCES))
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests

@@ -5,7 +5,8 @@ from rules import ALL_POLICIES
 
 PolicyPack(
     name="ascend-npu",
-    description="Pinned versions and images, no public Dashboard, least privilege and NPU safety for ascend-npu stacks.",
+    description="Pinned versions and images, no public Dashboard, least privilege, node-level privilege for the NPU "
+                "agents only and NPU safety for ascend-npu stacks.",
     enforcement_level=EnforcementLevel.MANDATORY,
     policies=ALL_POLICIES,
 )

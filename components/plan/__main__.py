@@ -11,7 +11,7 @@ import yaml
 
 from components.plan.analyzer import PolicyPackError, PolicyPackProcess
 from components.plan.graph import mermaid
-from components.plan.recorder import run_program
+from components.plan.recorder import Recorded, run_program
 from components.cluster.values import chart_values
 from components.plan.stack_files import StackConfig, StackFileError, read_stack_config
 from components.spec import SpecError
@@ -55,16 +55,37 @@ def run_stack(config: StackConfig) -> list:
     return run_program(ROOT / "__main__.py", config.project, config.stack, config.values, config.secret_keys)
 
 
+def extra_resources(path: Path, config: StackConfig) -> list[Recorded]:
+    """Resources from a YAML file (`{type, name, properties}`, one or a list), recorded as if the stack registered
+    them: a manifest tried against the pack with the stack's own objects."""
+    try:
+        docs = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise StackFileError(f"{path}: cannot read it ({exc})") from exc
+    docs = docs if isinstance(docs, list) else [docs]
+    recorded = []
+    for i, doc in enumerate(docs):
+        if not (isinstance(doc, dict) and isinstance(doc.get("type"), str) and isinstance(doc.get("name"), str)
+                and isinstance(doc.get("properties"), dict)):
+            raise StackFileError(f"{path}: resource {i} needs `type` (e.g. kubernetes:core/v1:Pod), `name` and "
+                                 "`properties` (the object)")
+        urn = f"urn:pulumi:{config.stack}::{config.project}::{doc['type']}::{doc['name']}"
+        recorded.append(Recorded(urn=urn, type=doc["type"], name=doc["name"], parent="", custom=True,
+                                 dependencies=[], property_dependencies={}, provider="",
+                                 properties=doc["properties"]))
+    return recorded
+
+
 def stack_chart_values(config: StackConfig) -> dict:
     """The Helm values of a stack: what the program builds its cluster objects from (no secret in them)."""
     return {**chart_values(spec_from_values(config.values, config.secret_keys)), "managedBy": "Helm"}
 
 
 def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool = False,
-         pack_dir: Path | None = None, pack_config: dict | None = None) -> int:
+         pack_dir: Path | None = None, pack_config: dict | None = None, extra: Path | None = None) -> int:
     try:
         config = read_stack_config(ROOT, stack, stack_file)
-        resources = run_stack(config)
+        resources = run_stack(config) + (extra_resources(extra, config) if extra else [])
     except (StackFileError, SpecError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
@@ -102,10 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy-pack", type=Path, help="policy pack folder (default: policies)")
     parser.add_argument("--policy-pack-config", type=Path,
                         help="JSON file of per-policy config, as `pulumi preview --policy-pack-config` takes")
+    parser.add_argument("--extra-resources", type=Path,
+                        help="YAML file of resources ({type, name, properties}, one or a list) judged with the stack's")
     args = parser.parse_args(argv)
     pack_config = json.loads(args.policy_pack_config.read_text()) if args.policy_pack_config else None
     return plan(args.stack, args.out or ROOT / "build" / args.stack, args.stack_file,
-                pack_dir=args.policy_pack, pack_config=pack_config)
+                pack_dir=args.policy_pack, pack_config=pack_config, extra=args.extra_resources)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,17 @@ def pod_spec(resource_type: str, props: Any) -> Any:
     return node if isinstance(node, Mapping) else None
 
 
+def pod_labels(resource_type: str, props: Any) -> Mapping[str, Any]:
+    """The labels the workload's pods carry: a Pod's own, else its template's; empty when absent."""
+    path = POD_SPEC_PATHS.get(_normalised(resource_type))
+    if path is None:
+        return {}
+    node = props
+    for key in (*path[:-1], "metadata", "labels"):
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node if isinstance(node, Mapping) else {}
+
+
 def containers(spec: Any) -> Iterator[tuple[str, Any]]:
     """(`containers[0]`-style path, container) for every container list of a pod spec."""
     for field in CONTAINER_LISTS:

@@ -18,7 +18,8 @@ UNKNOWN = "can't be known during preview"
 ADVISORY_RULES = {"recommended-labels", "read-only-root-filesystem"}
 MANDATORY_RULES = {"image-pinning", "least-privilege", "no-public-dashboard", "npu-daemonset-safety",
                    "advertised-npu-resources", "host-versions-pinned", "npu-version-compatibility",
-                   "single-driver-version", "ssh-host-key-pinning"}
+                   "single-driver-version", "ssh-host-key-pinning", "node-privilege", "rbac-system-subjects",
+                   "rbac-escalation-paths", "rbac-secrets-cluster-read", "service-external-ips"}
 
 
 def as_recorded(doc: dict) -> Recorded:
