@@ -14,14 +14,14 @@ COMPONENT = "device-plugin"
 
 APP = "ascend-device-plugin"
 LOG_DIR = "/var/log/mindx-dl/devicePlugin"
-MOUNTS = (  # (volume, path on host and in the container, hostPath type, read-only)
-    ("device-plugin", "/var/lib/kubelet/device-plugins", "Directory", False),
-    ("pod-resource", "/var/lib/kubelet/pod-resources", "Directory", False),
-    ("hiai-driver", "/usr/local/Ascend/driver", "Directory", True),
-    ("log-path", LOG_DIR, "DirectoryOrCreate", False),  # its own log directory, not all of /var/log
-    ("tmp", "/tmp", "Directory", False),
-    ("localtime", "/etc/localtime", "", True),
-)
+Mount = tuple[str, str, str, bool]  # (volume, path on host and in the container, hostPath type, read-only)
+# Where we differ from the release's mounts (README, "Where we differ from the official manifests"): its own
+# log directory, created when missing, never all of /var/log; no A3 switch fault logs (no A3 chip here);
+# the node's time zone for its logs; and the kubelet checks that the paths it must find are directories.
+OWN_LOG: Mount = ("log-path", LOG_DIR, "DirectoryOrCreate", False)
+NOT_MOUNTED = {"lingqu-log"}
+LOCALTIME: Mount = ("localtime", "/etc/localtime", "", True)
+CHECKED = {"/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-resources", "/usr/local/Ascend/driver", "/tmp"}
 
 
 def daemonset_name(chip: str) -> str:
@@ -57,6 +57,18 @@ def plugin_env(values: dict[str, Any]) -> list[dict[str, Any]]:
             *release["env"], {"name": release["ascendDockerEnv"], "value": "True"}]
 
 
+def plugin_mounts(values: dict[str, Any]) -> list[Mount]:
+    """The host paths the release's manifest mounts, with our own log directory and the node's time zone."""
+    mounts: list[Mount] = []
+    for mount in plugin_release(values)["mounts"]:
+        if mount["name"] == OWN_LOG[0]:
+            mounts.append(OWN_LOG)
+        elif mount["name"] not in NOT_MOUNTED:
+            kind = mount.get("type") or ("Directory" if mount["path"] in CHECKED else "")
+            mounts.append((mount["name"], mount["path"], kind, mount.get("readOnly", False)))
+    return mounts + ([] if any(m[0] == LOCALTIME[0] for m in mounts) else [LOCALTIME])
+
+
 def _container(values: dict[str, Any]) -> dict[str, Any]:
     plugin, release = values["devicePlugin"], plugin_release(values)
     container: dict[str, Any] = {
@@ -75,7 +87,7 @@ def _container(values: dict[str, Any]) -> dict[str, Any]:
     # Privileged: it opens /dev/davinci* and the driver's management devices on the host.
     container["securityContext"] = dict(release["securityContext"])
     container["volumeMounts"] = [{"name": name, "mountPath": path, **({"readOnly": True} if ro else {})}
-                                 for name, path, _, ro in MOUNTS]
+                                 for name, path, _, ro in plugin_mounts(values)]
     return container
 
 
@@ -90,7 +102,7 @@ def _pod_spec(values: dict[str, Any], chip: str) -> dict[str, Any]:
         "nodeSelector": node_selector(values, {ACCELERATOR: ACCELERATORS[chip], CHIP: chip}),
         "tolerations": tolerations(values),
         "containers": [_container(values)],
-        "volumes": [host_path(name, path, kind) for name, path, kind, _ in MOUNTS],
+        "volumes": [host_path(name, path, kind) for name, path, kind, _ in plugin_mounts(values)],
     }
 
 

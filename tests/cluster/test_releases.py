@@ -102,6 +102,8 @@ def test_moving_the_plugin_tag_to_v26_changes_only_what_the_release_defines(obje
     assert changed == {
         f"{plugin}.hostPID", f"{container}.image", f"{container}.args", f"{container}.env",
         f"{container}.ports", f"{container}.livenessProbe",
+        # v26.1.0 writes each job's data-trace config under /user/cluster-info/datatrace-config
+        f"{container}.volumeMounts", f"{plugin}.volumes",
         "ClusterRole//ascend-npu-device-plugin.rules",
         f"{job_name}.metadata.name",
     }
