@@ -55,6 +55,13 @@ class Resources(SpecModel):
     memory: str = Field("500Mi", pattern=r"^[0-9]+(Ki|Mi|Gi)?$", description="Memory request and limit.")
 
 
+class ExporterResources(Resources):
+    """The exporter's requests and limits; MindCluster's manifest gives it 1000m / 1000Mi."""
+
+    cpu: str = Field("1000m", pattern=r"^[0-9]+(\.[0-9]+)?m?$", description="CPU request and limit.")
+    memory: str = Field("1000Mi", pattern=r"^[0-9]+(Ki|Mi|Gi)?$", description="Memory request and limit.")
+
+
 def _image(name: str, tag: str) -> Image:
     return Image(repository=f"{MINDCLUSTER}/{name}", tag=tag)
 
@@ -91,7 +98,7 @@ class Exporter(SpecModel):
     # The exporter exits on a -port outside [1025, 40000] (every catalogued release, cmd/npu-exporter/main.go).
     port: int = Field(8082, ge=1025, le=40000, description="Metrics port, 1025 to 40000 (the exporter's own range).")
     update_time: int = Field(5, ge=1, le=60, description="Seconds between two reads of the chips.")
-    resources: Resources = Field(default_factory=Resources, description="Requests and limits.")
+    resources: ExporterResources = Field(default_factory=ExporterResources, description="Requests and limits.")
 
     @model_validator(mode="after")
     def _release(self) -> "Exporter":

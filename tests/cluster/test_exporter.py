@@ -43,6 +43,7 @@ def test_exporter_pod_as_facts_describe(objects):
     assert container["securityContext"] == {"privileged": True, "readOnlyRootFilesystem": True, "runAsUser": 0,
                                             "runAsGroup": 0}
     assert "-port=8082" in container["args"] and "-updateTime=5" in container["args"]
+    assert container["resources"]["limits"] == {"cpu": "1000m", "memory": "1000Mi"}  # build/npu-exporter.yaml
     assert container["ports"] == [{"name": "http-metrics", "containerPort": 8082, "protocol": "TCP"}]
     # v6.0.0 has no healthz: the probe asks the index page its metrics listener serves.
     assert container["livenessProbe"]["httpGet"] == {"path": "/", "port": "http-metrics"}
