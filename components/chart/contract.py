@@ -5,7 +5,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from components.chart.variants import CHOICE
 from components.cluster.values import values_of
+from components.releases.catalog import known_releases
 from components.spec.base import DNS_LABEL, DNS_SUBDOMAIN, UNPINNED_WORDS
 from components.spec.cluster import Alerts, Cluster, DashboardAccess, DevicePlugin, Exporter, Monitoring, Resources, \
     Validation
@@ -89,6 +91,20 @@ def image(what: str) -> dict[str, Any]:
                                             {"required": ["digest"], "properties": {"digest": {"type": "string"}}}])
 
 
+def release(component: str, what: str) -> dict[str, Any]:
+    """The catalogued release an image is; each renders its own flags, probes and RBAC."""
+    return {"type": "string", "enum": known_releases(component), "$comment": f"{CHOICE} one build per release",
+            "description": f"{what} release the image is (components/releases/{component}.yaml); its flags, probes "
+                           "and permissions are rendered. Must equal `image.tag` when that tag is a release."}
+
+
+def tag_names_release(component: str) -> dict[str, Any]:
+    """A catalogued image tag and a different `release` are refused: the tag says what the binary is."""
+    return {"allOf": [{"if": {"required": ["image"], "properties": {"image": {
+                          "required": ["tag"], "properties": {"tag": {"const": known}}}}},
+                       "then": {"properties": {"release": {"const": known}}}} for known in known_releases(component)]}
+
+
 def resources() -> dict[str, Any]:
     """CPU and memory, requests equal to limits."""
     return section({"cpu": spec_field(Resources, "cpu"), "memory": spec_field(Resources, "memory")})
@@ -132,19 +148,22 @@ def values_schema() -> dict[str, Any]:
                     "handler": string("Runtime handler configured in the container engine.", DNS_LABEL)}),
                 "devicePlugin": section({
                     "image": image("Device plugin"),
+                    "release": release("device-plugin", "Device plugin"),
                     "volcano": spec_field(DevicePlugin, "volcano"),
                     "resources": resources(),
                     "chips": subset_of("Chip types to run a device plugin DaemonSet for.", chips),
-                    "priorityClassName": string("PriorityClass of the device plugin pods.", DNS_SUBDOMAIN),
-                    "healthzPort": integer("Port of the plugin's health endpoint.", 1024, 65535)}),
+                    "priorityClassName": string("PriorityClass of the device plugin pods.", DNS_SUBDOMAIN)},
+                    **tag_names_release("device-plugin")),
                 "exporter": section({
                     "enabled": spec_field(Exporter, "enabled"),
                     "image": image("Exporter"),
+                    "release": release("npu-exporter", "Exporter"),
                     "port": spec_field(Exporter, "port"),
                     "updateTime": spec_field(Exporter, "updateTime"),
                     "resources": resources(),
                     "containerRuntimes": subset_of("Container engines to run an exporter DaemonSet for.", engines),
-                    "priorityClassName": string("PriorityClass of the exporter pods.", DNS_SUBDOMAIN)}),
+                    "priorityClassName": string("PriorityClass of the exporter pods.", DNS_SUBDOMAIN)},
+                    **tag_names_release("npu-exporter")),
                 "monitoring": section({
                     "prometheusOperator": spec_field(Monitoring, "prometheusOperator"),
                     "prometheusNamespace": spec_field(Monitoring, "prometheusNamespace"),

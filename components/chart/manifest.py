@@ -71,7 +71,8 @@ class ManifestWriter:
         pad = " " * indent
         then, otherwise = write(branch.then, indent), write(branch.otherwise, indent)
         if not then:
-            return [f"{pad}{{{{- if not {branch.condition} }}}}", *otherwise, f"{pad}{{{{- end }}}}"]
+            negated = f"({branch.condition})" if " " in branch.condition else branch.condition
+            return [f"{pad}{{{{- if not {negated} }}}}", *otherwise, f"{pad}{{{{- end }}}}"]
         lines = [f"{pad}{{{{- if {branch.condition} }}}}", *then]
         if otherwise:
             lines += [f"{pad}{{{{- else }}}}", *otherwise]

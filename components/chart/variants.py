@@ -39,10 +39,20 @@ class TemplateObject:
     tree: dict[str, Any]
 
 
+# A string value marked with this `$comment` is a choice: the chart renders each of its members its own way.
+CHOICE = "chart switch:"
+
+
+def is_choice(schema: dict[str, Any]) -> bool:
+    """A string of enumerated members that decides structure (a release whose flags differ)."""
+    return schema.get("type") == "string" and "enum" in schema and schema.get("$comment", "").startswith(CHOICE)
+
+
 def switches_of(schema: dict[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """(path, schema) of every boolean flag and every list of enumerated members, in schema order."""
+    """(path, schema) of every boolean flag, list of enumerated members and choice, in schema order."""
     for key, child in schema.get("properties", {}).items():
-        if child.get("type") == "boolean" or (child.get("type") == "array" and "enum" in child["items"]):
+        if child.get("type") == "boolean" or (child.get("type") == "array" and "enum" in child["items"]) \
+                or is_choice(child):
             yield path + (key,), child
         elif child.get("type") == "object":
             yield from switches_of(child, path + (key,))
@@ -65,27 +75,65 @@ class Explorer:
         found = list(switches_of(schema))
         self.flags = [path for path, s in found if s["type"] == "boolean"]
         self.sets = {path: s["items"]["enum"] for path, s in found if s["type"] == "array"}
+        self.choices = {path: list(s["enum"]) for path, s in found if is_choice(s)}
 
-    def build(self, flags: tuple[bool, ...], sets: dict[tuple[str, ...], list[str]]) -> dict[Identity, Any]:
-        switches: dict[tuple[str, ...], Any] = {**dict(zip(self.flags, flags)), **sets}
+    def build(self, flags: tuple[bool, ...], sets: dict[tuple[str, ...], list[str]],
+              combo: tuple[str, ...] | None = None) -> dict[Identity, Any]:
+        chosen = dict(zip(self.choices, combo or tuple(members[0] for members in self.choices.values())))
+        switches: dict[tuple[str, ...], Any] = {**dict(zip(self.flags, flags)), **sets, **chosen}
         with building_for(ChartSink(self.tokens)):
             objects = cluster_objects(ValuesPlaceholder(self.tokens, self.schema, switches))
         return {identity(o): o for o in objects}
 
     def objects(self) -> list[TemplateObject]:
-        """Objects in first-seen order, each guarded by flags and set members, with flag-dependent branches."""
+        """Objects in first-seen order, guarded by flags, set members and choices, with branches where they differ."""
         full = {path: list(members) for path, members in self.sets.items()}
-        builds = {flags: self.build(flags, full) for flags in itertools.product((False, True), repeat=len(self.flags))}
-        members = self.member_guards(builds[(True,) * len(self.flags)], full)
+        combos = list(itertools.product(*self.choices.values()))
+        builds = {(flags, combo): self.build(flags, full, combo)
+                  for flags in itertools.product((False, True), repeat=len(self.flags)) for combo in combos}
+        members = self.member_guards(builds[((True,) * len(self.flags), combos[0])], full)
         order = list(dict.fromkeys(key for built in builds.values() for key in built))
         result = []
         for key in order:
-            present = {flags: built[key] for flags, built in builds.items() if key in built}
-            fixed = self.cube(key, set(present))
+            present = {build: built[key] for build, built in builds.items() if key in built}
+            flag_sets, combo_set = {f for f, _ in present}, {c for _, c in present}
+            if len(present) != len(flag_sets) * len(combo_set):
+                raise ValueError(f"{key} exists under flags that depend on the choices; not expressible")
+            fixed = self.cube(key, flag_sets)
             free = [i for i in range(len(self.flags)) if i not in fixed]
             guard = [pipeline(self.flags[i]) if on else f"not {pipeline(self.flags[i])}" for i, on in fixed.items()]
-            result.append(TemplateObject(guard + members.get(key, []), self.merge_over(present, free)))
+            per_flags = {f: self.merge_choices(key, {c: t for (g, c), t in present.items() if g == f}) for f in flag_sets}
+            result.append(TemplateObject(guard + self.choice_guards(key, combo_set) + members.get(key, []),
+                                         self.merge_over(per_flags, free)))
         return result
+
+    def choice_guards(self, key: Identity, combos: set[tuple[str, ...]]) -> list[str]:
+        """`has <choice> (list ...)` for each choice the object exists under only some members of."""
+        guards, count = [], 1
+        for i, (path, members) in enumerate(self.choices.items()):
+            present = [m for m in members if any(c[i] == m for c in combos)]
+            count *= len(present)
+            if len(present) != len(members):
+                guards.append(f"has {pipeline(path)} (list {' '.join(json.dumps(m) for m in present)})")
+        if count != len(combos):
+            raise ValueError(f"{key} exists under no product of choice members; not expressible")
+        return guards
+
+    def merge_choices(self, key: Identity, trees: dict[tuple[str, ...], Any], index: int = 0) -> Any:
+        """One tree with a Branch `eq <choice> "<member>"` wherever members of a choice build it differently."""
+        if index == len(self.choices):
+            (tree,) = trees.values()
+            return tree
+        path, members = list(self.choices.items())[index]
+        by_member: dict[str, dict[tuple[str, ...], Any]] = {}
+        for combo, tree in trees.items():
+            by_member.setdefault(combo[index], {})[combo] = tree
+        merged = {m: self.merge_choices(key, sub, index + 1) for m, sub in by_member.items()}
+        present = [m for m in members if m in merged]
+        tree = merged[present[-1]]
+        for member in reversed(present[:-1]):
+            tree = merge_pair(tree, merged[member], f"eq {pipeline(path)} {json.dumps(member)}")
+        return tree
 
     def member_guards(self, everything: dict[Identity, Any], full: dict[tuple[str, ...], list[str]]
                       ) -> dict[Identity, list[str]]:

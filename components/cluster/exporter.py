@@ -1,14 +1,16 @@
-"""The NPU exporter: one DaemonSet per container engine, its Service, and who may scrape it."""
+"""The NPU exporter: one DaemonSet per container engine with its release's flags, its Service, who may scrape it."""
 from __future__ import annotations
 
 from typing import Any
 
 from components.cluster.labels import image_reference, image_version, metadata
 from components.cluster.node_labels import CONTAINER_RUNTIME
-from components.cluster.pods import daemonset, host_path, http_liveness, node_selector, requests_equal_limits, \
-    tolerations
+from components.cluster.pods import daemonset, host_path, http_liveness, node_selector, release_liveness, \
+    requests_equal_limits, tolerations
 from components.cluster.rbac import EXPORTER_SA
+from components.releases.catalog import release_entry
 
+COMPONENT = "npu-exporter"
 APP = "npu-exporter"
 PORT_NAME = "http-metrics"
 LOG_DIR = "/var/log/mindx-dl/npu-exporter"
@@ -21,18 +23,19 @@ COMMON_MOUNTS = (  # (volume, path on host and in the container, hostPath type, 
     ("tmp", "/tmp", "Directory", False),
 )
 # Where each engine's sockets live. Docker runs its containers through the system containerd, and on
-# Kubernetes 1.24+ the kubelet reaches Docker through cri-dockerd, the CRI endpoint the exporter asks.
+# Kubernetes 1.24+ the kubelet reaches Docker through cri-dockerd, the CRI endpoint the exporter asks. Paths are
+# under /run, never /var/run: the exporter refuses a socket path that passes through a symlink.
 CONTAINERD = ("containerd", "/run/containerd", "Directory", True)
 ENGINE_MOUNTS = {
     "containerd": (CONTAINERD,),
-    "docker": (CONTAINERD, ("docker", "/var/run/docker", "Directory", True),
-               ("cri-dockerd", "/var/run/cri-dockerd.sock", "Socket", True)),
+    "docker": (CONTAINERD, ("docker", "/run/docker", "Directory", True),
+               ("cri-dockerd", "/run/cri-dockerd.sock", "Socket", True)),
 }
 ENGINE_ARGS = {
     "containerd": ["-containerMode=containerd", "-containerd=/run/containerd/containerd.sock",
                    "-endpoint=/run/containerd/containerd.sock"],
     "docker": ["-containerMode=docker", "-containerd=/run/containerd/containerd.sock",
-               "-endpoint=/var/run/cri-dockerd.sock"],
+               "-endpoint=/run/cri-dockerd.sock"],
 }
 
 
@@ -46,21 +49,37 @@ def _meta(values: dict[str, Any], name: str, labels: dict[str, str] | None = Non
     return metadata(values, name, "exporter", APP, image_version(exporter["image"]), values["namespace"], labels)
 
 
+def exporter_release(values: dict[str, Any]) -> dict[str, Any]:
+    """The catalog entry of the pinned exporter release."""
+    return release_entry(COMPONENT, values["exporter"]["release"])
+
+
+def exporter_args(values: dict[str, Any], engine: str) -> list[str]:
+    """The release's own flags (port, interval, log), the engine's sockets, and healthz where it has it."""
+    exporter, release = values["exporter"], exporter_release(values)
+    args = [arg.format(port=exporter["port"], updateTime=exporter["updateTime"]) for arg in release["args"]]
+    return args + ENGINE_ARGS[engine] + (release["healthz"]["flags"] if release["healthz"] else [])
+
+
 def _pod_spec(values: dict[str, Any], engine: str) -> dict[str, Any]:
-    exporter = values["exporter"]
+    exporter, release = values["exporter"], exporter_release(values)
     mounts = COMMON_MOUNTS + ENGINE_MOUNTS[engine]
+    healthz = release["healthz"]
+    ports = [{"name": PORT_NAME, "containerPort": exporter["port"], "protocol": "TCP"}]
+    if healthz:
+        ports.append({"name": "healthz", "containerPort": healthz["port"], "protocol": "TCP"})
     container = {
         "name": "npu-exporter",
         "image": image_reference(exporter["image"]),
         "imagePullPolicy": exporter["image"]["pullPolicy"],
         "command": ["npu-exporter"],
-        "args": [f"-port={exporter['port']}", "-ip=0.0.0.0", f"-updateTime={exporter['updateTime']}",
-                 f"-logFile={LOG_DIR}/npu-exporter.log", "-logLevel=0", *ENGINE_ARGS[engine]],
-        "ports": [{"name": PORT_NAME, "containerPort": exporter["port"], "protocol": "TCP"}],
+        "args": exporter_args(values, engine),
+        "ports": ports,
         "resources": requests_equal_limits(exporter["resources"]),
-        "livenessProbe": http_liveness(PORT_NAME, "/metrics"),
+        # The release's health endpoint; without one, the index page the metrics listener serves at `/`.
+        "livenessProbe": release_liveness("healthz", healthz) if healthz else http_liveness(PORT_NAME, "/"),
         # Privileged as root: DCMI reads the chips through the driver's devices.
-        "securityContext": {"privileged": True, "readOnlyRootFilesystem": True, "runAsUser": 0},
+        "securityContext": dict(release["securityContext"]),
         "volumeMounts": [{"name": name, "mountPath": path, **({"readOnly": True} if ro else {})}
                          for name, path, _, ro in mounts],
     }

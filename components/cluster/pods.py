@@ -30,6 +30,11 @@ def http_liveness(port: int | str, path: str) -> dict[str, Any]:
             "timeoutSeconds": 5, "failureThreshold": 3}
 
 
+def release_liveness(port: int | str, healthz: dict[str, Any]) -> dict[str, Any]:
+    """The liveness probe a release's own manifest sets on its health endpoint (path and timings)."""
+    return {"httpGet": {"path": healthz["path"], "port": port}, **healthz["probe"]}
+
+
 def host_path(name: str, path: str, path_type: str = "") -> dict[str, Any]:
     """A hostPath volume; `path_type` makes the kubelet check what it mounts (Directory, Socket, ...)."""
     volume: dict[str, Any] = {"path": path}

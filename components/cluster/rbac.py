@@ -1,10 +1,16 @@
-"""ServiceAccounts and the least privilege each node agent needs.
+"""ServiceAccounts and the least privilege each node agent needs, as the pinned release needs it.
 
-Only the device plugin talks to the API server. Its ClusterRole holds what the MindCluster manifest grants
-on cluster-scoped objects and on pods of any namespace (it annotates the pods it allocates NPUs to).
-ConfigMaps are not granted cluster-wide: the plugin writes its `mindx-dl-deviceinfo-<node>` ConfigMaps in
-`kube-system` only, so a Role there holds them. Hot reset (`-hotReset`, which reads `reset-config-*`
-ConfigMaps in job namespaces) is not enabled, so nothing else needs ConfigMaps.
+Only the device plugin talks to the API server. Its rules come from the release catalog entry of the pinned
+image (components/releases/device-plugin.yaml), in three parts:
+- one ClusterRole for what every chip needs: pods of any namespace (it annotates the pods it gives NPUs to),
+  its node and node status, events (v26.1.0 adds nodes/proxy get: it reads pods from the kubelet);
+- one ClusterRole per chip that needs more, bound only where that chip runs: on 910 and 910B every
+  catalogued release starts a ConfigMap informer over ALL namespaces (label reset=true) and waits for it to
+  sync with no timeout, so it needs configmaps list/watch cluster-wide, while a 310P-only cluster never
+  grants them;
+- a Role in `kube-system` with configmaps get/create/update only: the plugin writes its
+  `mindx-dl-deviceinfo-<node>` ConfigMap there and nowhere else, so the write verbs stay namespaced.
+  list/watch there would be redundant with the per-chip grant, and no release lists ConfigMaps otherwise.
 """
 from __future__ import annotations
 
@@ -12,22 +18,12 @@ from copy import deepcopy
 from typing import Any
 
 from components.cluster.labels import image_version, metadata
+from components.releases.catalog import release_entry
 
 DEVICE_PLUGIN_SA = "ascend-device-plugin"
 EXPORTER_SA = "npu-exporter"
 VALIDATION_SA = "ascend-npu-validation"
 DEVICE_PLUGIN_ROLE = "ascend-npu-device-plugin"
-DEVICE_INFO_NAMESPACE = "kube-system"
-
-DEVICE_PLUGIN_RULES = [
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "update", "watch", "patch"]},
-    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]},
-    {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["get", "patch", "update"]},
-    {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
-]
-DEVICE_INFO_RULES = [
-    {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "create", "update", "list", "watch"]},
-]
 
 
 def _service_account(values: dict[str, Any], name: str, component: str, version: str,
@@ -56,18 +52,33 @@ def _binding(kind: str, meta: dict[str, Any], role_kind: str, role: str, values:
             "subjects": [{"kind": "ServiceAccount", "name": DEVICE_PLUGIN_SA, "namespace": values["namespace"]}]}
 
 
+def _role(kind: str, meta: dict[str, Any], rules: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta, "rules": deepcopy(rules)}
+
+
+def chip_role_name(chip: str) -> str:
+    """`ascend-npu-device-plugin-910b`: the extra cluster-wide rules of one chip type."""
+    return f"{DEVICE_PLUGIN_ROLE}-{chip.lower()}"
+
+
 def build_device_plugin_rbac(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """ClusterRole and binding for pods and nodes; Role and binding for ConfigMaps in `kube-system`."""
-    version = image_version(values["devicePlugin"]["image"])
+    """The release's cluster-wide rules, the extra rules of each chip present, its device-info Role."""
+    plugin = values["devicePlugin"]
+    version = image_version(plugin["image"])
+    rbac = release_entry("device-plugin", plugin["release"])["rbac"]
 
-    def meta(namespace: str | None = None) -> dict[str, Any]:
-        return metadata(values, DEVICE_PLUGIN_ROLE, "device-plugin", DEVICE_PLUGIN_SA, version, namespace)
+    def meta(name: str, namespace: str | None = None) -> dict[str, Any]:
+        return metadata(values, name, "device-plugin", DEVICE_PLUGIN_SA, version, namespace)
 
-    return [
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta(),
-         "rules": deepcopy(DEVICE_PLUGIN_RULES)},
-        _binding("ClusterRoleBinding", meta(), "ClusterRole", DEVICE_PLUGIN_ROLE, values),
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta(DEVICE_INFO_NAMESPACE),
-         "rules": deepcopy(DEVICE_INFO_RULES)},
-        _binding("RoleBinding", meta(DEVICE_INFO_NAMESPACE), "Role", DEVICE_PLUGIN_ROLE, values),
+    objects = [_role("ClusterRole", meta(DEVICE_PLUGIN_ROLE), rbac["cluster"]),
+               _binding("ClusterRoleBinding", meta(DEVICE_PLUGIN_ROLE), "ClusterRole", DEVICE_PLUGIN_ROLE, values)]
+    for chip in plugin["chips"]:
+        if rbac["chips"].get(chip):
+            name = chip_role_name(chip)
+            objects += [_role("ClusterRole", meta(name), rbac["chips"][chip]),
+                        _binding("ClusterRoleBinding", meta(name), "ClusterRole", name, values)]
+    namespace = rbac["deviceInfoNamespace"]
+    return objects + [
+        _role("Role", meta(DEVICE_PLUGIN_ROLE, namespace), rbac["deviceInfo"]),
+        _binding("RoleBinding", meta(DEVICE_PLUGIN_ROLE, namespace), "Role", DEVICE_PLUGIN_ROLE, values),
     ]

@@ -11,12 +11,16 @@ from components.cluster.labels import image_version, metadata
 SCRAPE_KEY = "ascend-npu-scrape.yaml"
 # Target labels every exporter series carries: (discovered meta label, target label). The node labels
 # come from `attach_metadata: node`, which needs Prometheus >= 2.35 and list/watch on nodes.
+# None may be a label the exporter writes itself: its chip series carry `namespace`, `pod_name` and
+# `container_name` of the WORKLOAD holding the NPU, and a target label of the same name would rename
+# theirs to `exported_namespace`. So the exporter pod's own namespace and name get prefixed names; the
+# exporter's labels stay as written, with no `honor_labels` that would let them override ours.
 RELABELS = (
     ("__meta_kubernetes_pod_node_name", "node"),
     ("__meta_kubernetes_node_label_ascend_npu_io_chip", "chip"),
     ("__meta_kubernetes_node_label_accelerator_type", "accelerator_type"),
-    ("__meta_kubernetes_namespace", "namespace"),
-    ("__meta_kubernetes_pod_name", "pod"),
+    ("__meta_kubernetes_namespace", "exporter_namespace"),
+    ("__meta_kubernetes_pod_name", "exporter_pod"),
 )
 
 

@@ -54,15 +54,16 @@ def values_of(*, cluster: Cluster, versions: Versions, chips: list[str], engines
         "runtimeClass": {"create": not cluster.ascend_default_runtime, "name": "ascend", "handler": "ascend"},
         "devicePlugin": {
             "image": image_values(device_plugin.image),
+            "release": device_plugin.release,
             "volcano": device_plugin.volcano,
             "resources": resource_values(device_plugin.resources),
             "chips": list(chips),
             "priorityClassName": "system-node-critical",
-            "healthzPort": 11251,
         },
         "exporter": {
             "enabled": exporter.enabled,
             "image": image_values(exporter.image),
+            "release": exporter.release,
             "port": exporter.port,
             "updateTime": exporter.update_time,
             "resources": resource_values(exporter.resources),

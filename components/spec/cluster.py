@@ -8,6 +8,8 @@ from pydantic import Field, field_validator, model_validator
 from components.spec.base import DNS_LABEL, DNS_SUBDOMAIN, SpecModel
 from components.spec.hosts import ContainerRuntime
 from components.spec.images import Image
+from components.spec.releases import DEVICE_PLUGIN, EXPORTER, DevicePluginReleaseOverride, \
+    ExporterReleaseOverride, pinned_release
 
 MINDCLUSTER = "swr.cn-south-1.myhuaweicloud.com/ascendhub"
 
@@ -53,6 +55,13 @@ class Resources(SpecModel):
     memory: str = Field("500Mi", pattern=r"^[0-9]+(Ki|Mi|Gi)?$", description="Memory request and limit.")
 
 
+class ExporterResources(Resources):
+    """The exporter's requests and limits; MindCluster's manifest gives it 1000m / 1000Mi."""
+
+    cpu: str = Field("1000m", pattern=r"^[0-9]+(\.[0-9]+)?m?$", description="CPU request and limit.")
+    memory: str = Field("1000Mi", pattern=r"^[0-9]+(Ki|Mi|Gi)?$", description="Memory request and limit.")
+
+
 def _image(name: str, tag: str) -> Image:
     return Image(repository=f"{MINDCLUSTER}/{name}", tag=tag)
 
@@ -61,19 +70,45 @@ class DevicePlugin(SpecModel):
     """The Ascend device plugin DaemonSet."""
 
     image: Image = Field(default_factory=lambda: _image("ascend-k8sdeviceplugin", "v6.0.0"),
-                         description="Device plugin image.")
+                         description="Device plugin image; its tag names the catalogued release it renders as.")
+    release_override: Optional[DevicePluginReleaseOverride] = Field(
+        None, description="Accept a tag the release catalog does not list; names the release it behaves as and why.")
     volcano: bool = Field(False, description="Run in Volcano mode (`-volcanoType=true`).")
     resources: Resources = Field(default_factory=Resources, description="Requests and limits.")
+
+    @model_validator(mode="after")
+    def _release(self) -> "DevicePlugin":
+        pinned_release(DEVICE_PLUGIN, self.image, self.release_override)
+        return self
+
+    @property
+    def release(self) -> str:
+        """The catalogued release whose flags, probes and RBAC the plugin gets."""
+        return pinned_release(DEVICE_PLUGIN, self.image, self.release_override)
 
 
 class Exporter(SpecModel):
     """The NPU exporter DaemonSet."""
 
     enabled: bool = Field(True, description="Deploy the exporter.")
-    image: Image = Field(default_factory=lambda: _image("npu-exporter", "v6.0.0"), description="Exporter image.")
-    port: int = Field(8082, ge=1024, le=65535, description="Metrics port.")
+    image: Image = Field(default_factory=lambda: _image("npu-exporter", "v6.0.0"),
+                         description="Exporter image; its tag names the catalogued release it renders as.")
+    release_override: Optional[ExporterReleaseOverride] = Field(
+        None, description="Accept a tag the release catalog does not list; names the release it behaves as and why.")
+    # The exporter exits on a -port outside [1025, 40000] (every catalogued release, cmd/npu-exporter/main.go).
+    port: int = Field(8082, ge=1025, le=40000, description="Metrics port, 1025 to 40000 (the exporter's own range).")
     update_time: int = Field(5, ge=1, le=60, description="Seconds between two reads of the chips.")
-    resources: Resources = Field(default_factory=Resources, description="Requests and limits.")
+    resources: ExporterResources = Field(default_factory=ExporterResources, description="Requests and limits.")
+
+    @model_validator(mode="after")
+    def _release(self) -> "Exporter":
+        pinned_release(EXPORTER, self.image, self.release_override)
+        return self
+
+    @property
+    def release(self) -> str:
+        """The catalogued release whose flags, probes and metrics the exporter has."""
+        return pinned_release(EXPORTER, self.image, self.release_override)
 
 
 class Alerts(SpecModel):

@@ -118,7 +118,9 @@ def config_reference() -> str:
         out += ["| key | type | default | description |", "|---|---|---|---|"]
         out += list(_rows(model, key.name + suffix)) + [""]
     out.append("Images are objects `{repository, tag, digest, pullPolicy}`: a `tag` (never `latest`), a "
-               "`digest` (`sha256:...`) or both.")
+               "`digest` (`sha256:...`) or both. The device plugin and exporter images need their tag, also beside "
+               "a digest: it names the release in `components/releases/` whose flags, probes and permissions they "
+               "get; a tag the catalog does not list needs `releaseOverride` (section \"Releases\" above).")
     return "\n".join(out + ["", END])
 
 

@@ -18,7 +18,8 @@ PLUGIN, EXPORTER = "DaemonSet/ascend-device-plugin-910b", "DaemonSet/npu-exporte
 EXPORTER_OBJECTS = ("ServiceAccount/npu-exporter", "Service/npu-exporter", "NetworkPolicy/npu-exporter",
                     "Secret/ascend-npu-scrape-config", "ConfigMap/ascend-npu-alerts", "ConfigMap/ascend-npu-dashboard")
 PLUGIN_RBAC = ("ServiceAccount/ascend-device-plugin", "ClusterRole/ascend-npu-device-plugin",
-               "ClusterRoleBinding/ascend-npu-device-plugin", "Role/ascend-npu-device-plugin",
+               "ClusterRoleBinding/ascend-npu-device-plugin", "ClusterRole/ascend-npu-device-plugin-910b",
+               "ClusterRoleBinding/ascend-npu-device-plugin-910b", "Role/ascend-npu-device-plugin",
                "RoleBinding/ascend-npu-device-plugin")
 
 
@@ -72,6 +73,23 @@ def test_device_plugin_image_tag_also_starts_a_new_validation_run(chart, dev):
     assert [name.split("-")[:3] for name in removed | added] == [["Job/ascend", "npu", "validation"]] * 2
     assert changed == {(PLUGIN, CONTAINER + ("image",)), (PLUGIN, VERSION), (PLUGIN, POD_VERSION),
                        *((name, VERSION) for name in PLUGIN_RBAC)}
+
+
+def test_device_plugin_release_v26_changes_only_its_flags_probe_and_rules(chart, dev):
+    removed, added, changed = diff(chart, dev, "devicePlugin.image.tag=v26.1.0,devicePlugin.release=v26.1.0")
+    assert [name.split("-")[:3] for name in removed | added] == [["Job/ascend", "npu", "validation"]] * 2
+    def field(name: str, path: Path) -> Path:  # a container field or a role's rules, as one change
+        if path[:len(CONTAINER)] == CONTAINER:
+            return path[:len(CONTAINER) + 1]
+        return path[:1] if path[0] == "rules" else path
+
+    coarse = {(name, field(name, path)) for name, path in changed}
+    release_fields = {(PLUGIN, CONTAINER + (f,)) for f in ("image", "args", "env", "ports", "livenessProbe",
+                                                           "volumeMounts")}
+    volumes = (PLUGIN, ("spec", "template", "spec", "volumes", 6))  # data-trace config, v26.1.0 only
+    assert coarse == {*release_fields, volumes, ("ClusterRole/ascend-npu-device-plugin", ("rules",)),
+                      (PLUGIN, ("spec", "template", "spec", "hostPID")), (PLUGIN, VERSION), (PLUGIN, POD_VERSION),
+                      *((name, VERSION) for name in PLUGIN_RBAC)}
 
 
 def test_tolerations_reach_every_npu_pod(chart, dev):

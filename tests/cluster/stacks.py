@@ -46,9 +46,20 @@ VARIANTS: dict[str, Callable[[], dict[str, Any]]] = {
     "dev-operator-on": _set("dev", monitoring={"prometheusOperator": True}),
     "dev-dashboard-sa": _set("dev", dashboardAccess={"enabled": True, "serviceAccount": "kubernetes-dashboard"}),
     "dev-ascend-default": _set("dev", cluster={"ascendDefaultRuntime": True}),
+    # A digest pins what is pulled; the tag beside it names the release whose flags the binary defines.
     "prod-volcano-digest": _set("prod", validation={"enabled": False}, devicePlugin={
-        "volcano": True, "image": {"repository": f"{MINDCLUSTER}/ascend-k8sdeviceplugin",
+        "volcano": True, "image": {"repository": f"{MINDCLUSTER}/ascend-k8sdeviceplugin", "tag": "v6.0.0",
                                    "digest": "sha256:" + "4e" * 32}}),
+    # The dev stack with only the device plugin's image tag moved to the next catalogued release.
+    "dev-plugin-v26": _set("dev", devicePlugin={"image": {"repository": f"{MINDCLUSTER}/ascend-k8sdeviceplugin",
+                                                          "tag": "v26.1.0"}}),
+    "dev-exporter-v26": _set("dev", exporter={"image": {"repository": f"{MINDCLUSTER}/npu-exporter",
+                                                        "tag": "v26.1.0"}}),
+    # A rebuilt image under the organisation's own tag, rendered as the release it was built from.
+    "dev-plugin-override": _set("dev", devicePlugin={
+        "image": {"repository": "registry.example.com/ascend/ascend-k8sdeviceplugin", "tag": "v6.0.0-corp.2"},
+        "releaseOverride": {"tag": "v6.0.0-corp.2", "release": "v6.0.0",
+                            "reason": "v6.0.0 rebuilt on the corporate base image, ticket OPS-4411"}}),
 }
 
 

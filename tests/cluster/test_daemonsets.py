@@ -40,9 +40,10 @@ def test_every_daemonset_is_a_well_behaved_node_agent(objects, variant):
         for container in spec["containers"]:
             resources = container["resources"]
             assert resources["requests"] == resources["limits"] and {"cpu", "memory"} <= set(resources["limits"])
-            ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-            probe_port = container["livenessProbe"]["httpGet"]["port"]
-            assert probe_port in ports, f"{name}: liveness probe on a port the container does not open"
+            ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
+            if "livenessProbe" in container:
+                probe_port = container["livenessProbe"]["httpGet"]["port"]
+                assert probe_port in ports, f"{name}: liveness probe on a port the container does not open"
             assert container["securityContext"]["readOnlyRootFilesystem"] is True
             assert "@sha256:" in container["image"] or ":" in container["image"].rsplit("/", 1)[1]
 
@@ -59,14 +60,17 @@ def test_device_plugin_per_chip_on_exactly_that_chips_nodes(objects, specs):
     assert pod_spec(by_chip["310P"])["nodeSelector"]["accelerator"] == "huawei-Ascend310P"
 
 
-def test_device_plugin_as_the_official_manifest_runs_it(objects, values):
+def test_device_plugin_v6_as_the_official_manifest_runs_it(objects, values):
+    """v6.0.0 defines no healthz flag and serves no HTTP endpoint: no such flag, no port, no probe."""
     ds = one(objects["prod"], "DaemonSet", "ascend-device-plugin-910b")
     spec, container = pod_spec(ds), pod_spec(ds)["containers"][0]
     assert spec["priorityClassName"] == "system-node-critical" and "hostPID" not in spec
     assert container["securityContext"]["privileged"] is True
     assert container["resources"]["limits"] == {"cpu": "500m", "memory": "500Mi"}
-    assert "--enable-healthz=true" in container["args"] and "--healthz-address=11251" in container["args"]
-    assert container["ports"] == [{"name": "healthz", "containerPort": 11251, "protocol": "TCP"}]
+    assert container["args"] == ["-useAscendDocker=true", "-logFile=/var/log/mindx-dl/devicePlugin/devicePlugin.log",
+                                 "-logLevel=0"]
+    assert "ports" not in container and "livenessProbe" not in container
+    assert {"name": "ASCEND_DOCKER_RUNTIME", "value": "True"} in container["env"]
     mounts = {m["mountPath"]: m.get("readOnly", False) for m in container["volumeMounts"]}
     assert mounts["/usr/local/Ascend/driver"] is True
     assert {"/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-resources", "/tmp"} <= set(mounts)
@@ -76,19 +80,39 @@ def test_device_plugin_as_the_official_manifest_runs_it(objects, values):
     assert container["image"] == f"{image['repository']}:v6.0.0@{image['digest']}"
 
 
+def test_device_plugin_v26_serves_healthz_on_slash(objects):
+    """v26.1.0: its healthz flags, a probe on `/` at 11251, no -useAscendDocker, HOST_IP for the kubelet."""
+    ds = one(objects["dev-plugin-v26"], "DaemonSet", "ascend-device-plugin-910b")
+    spec, container = pod_spec(ds), pod_spec(ds)["containers"][0]
+    assert "--enable-healthz=true" in container["args"] and "--healthz-address=11251" in container["args"]
+    assert not any(arg.startswith("-useAscendDocker") for arg in container["args"])
+    assert container["ports"] == [{"name": "healthz", "containerPort": 11251, "protocol": "TCP"}]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/", "port": "healthz"}
+    assert {"name": "ASCEND_DOCKER_RUNTIME", "value": "True"} in container["env"]
+    assert any(e["name"] == "HOST_IP" for e in container["env"]) and spec["hostPID"] is True
+
+
 def test_volcano_mode_args(objects):
     plain = pod_spec(one(objects["prod"], "DaemonSet", "ascend-device-plugin-910b"))["containers"][0]["args"]
     volcano = pod_spec(one(objects["prod-volcano-digest"], "DaemonSet",
                            "ascend-device-plugin-910b"))["containers"][0]["args"]
-    assert "-volcanoType=false" in plain and "-presetVirtualDevice=true" not in plain
+    assert "-volcanoType=true" not in plain and "-presetVirtualDevice=true" not in plain
     assert "-volcanoType=true" in volcano and "-presetVirtualDevice=true" in volcano
 
 
-def test_digest_only_image(objects):
+def test_digest_with_the_release_tag(objects):
     ds = one(objects["prod-volcano-digest"], "DaemonSet", "ascend-device-plugin-310p")
     container = pod_spec(ds)["containers"][0]
-    assert container["image"] == "swr.cn-south-1.myhuaweicloud.com/ascendhub/ascend-k8sdeviceplugin@sha256:" + "4e" * 32
-    assert ds["metadata"]["labels"]["app.kubernetes.io/version"] == "sha256-" + "4e" * 6
+    assert container["image"] == ("swr.cn-south-1.myhuaweicloud.com/ascendhub/ascend-k8sdeviceplugin:v6.0.0@sha256:"
+                                  + "4e" * 32)
+    assert ds["metadata"]["labels"]["app.kubernetes.io/version"] == "v6.0.0"
+
+
+def test_override_renders_the_named_release(objects):
+    plugin = pod_spec(one(objects["dev-plugin-override"], "DaemonSet", "ascend-device-plugin-910b"))
+    reference = pod_spec(one(objects["dev"], "DaemonSet", "ascend-device-plugin-910b"))
+    assert plugin["containers"][0]["image"] == "registry.example.com/ascend/ascend-k8sdeviceplugin:v6.0.0-corp.2"
+    assert plugin["containers"][0]["args"] == reference["containers"][0]["args"]
 
 
 def test_selectors_do_not_overlap(objects):

@@ -5,8 +5,9 @@ from components.cluster.node_labels import node_labels
 
 from .stacks import of_kind, one, pod_spec
 
+# Under /run, never /var/run: the exporter refuses socket paths through a symlink (and /var/run is one).
 SOCKETS = {"containerd": {"/run/containerd"},
-           "docker": {"/run/containerd", "/var/run/docker", "/var/run/cri-dockerd.sock"}}
+           "docker": {"/run/containerd", "/run/docker", "/run/cri-dockerd.sock"}}
 
 
 def exporters(objs: list[dict]) -> dict[str, dict]:
@@ -25,8 +26,9 @@ def test_one_daemonset_per_engine_with_its_mode_and_sockets(objects, specs):
         paths = {m["mountPath"] for m in container["volumeMounts"]}
         assert SOCKETS[engine] <= paths
         assert not (set().union(*SOCKETS.values()) - SOCKETS[engine]) & paths, "mounts another engine's sockets"
-        assert f"-endpoint={'/var/run/cri-dockerd.sock' if engine == 'docker' else '/run/containerd/containerd.sock'}" \
+        assert f"-endpoint={'/run/cri-dockerd.sock' if engine == 'docker' else '/run/containerd/containerd.sock'}" \
             in container["args"]
+        assert not [a for a in container["args"] if "/var/run/" in a]
         selector = pod_spec(ds)["nodeSelector"]
         on = {n.name for n in spec.nodes if selector.items() <= node_labels(n, spec.versions).items()}
         assert on == {n.name for n in spec.nodes if n.container_runtime.value == engine}
@@ -38,9 +40,21 @@ def test_exporter_pod_as_facts_describe(objects):
     spec, container = pod_spec(ds), pod_spec(ds)["containers"][0]
     assert spec["automountServiceAccountToken"] is False
     assert spec["priorityClassName"] == "ascend-npu-node-agent"
-    assert container["securityContext"] == {"privileged": True, "readOnlyRootFilesystem": True, "runAsUser": 0}
+    assert container["securityContext"] == {"privileged": True, "readOnlyRootFilesystem": True, "runAsUser": 0,
+                                            "runAsGroup": 0}
     assert "-port=8082" in container["args"] and "-updateTime=5" in container["args"]
+    assert container["resources"]["limits"] == {"cpu": "1000m", "memory": "1000Mi"}  # build/npu-exporter.yaml
     assert container["ports"] == [{"name": "http-metrics", "containerPort": 8082, "protocol": "TCP"}]
+    # v6.0.0 has no healthz: the probe asks the index page its metrics listener serves.
+    assert container["livenessProbe"]["httpGet"] == {"path": "/", "port": "http-metrics"}
+    assert not [a for a in container["args"] if "healthz" in a]
+
+
+def test_exporter_v26_probes_its_healthz_endpoint(objects):
+    container = pod_spec(exporters(objects["dev-exporter-v26"])["containerd"])["containers"][0]
+    assert "--enable-healthz=true" in container["args"] and "--healthz-address=11256" in container["args"]
+    assert {"name": "healthz", "containerPort": 11256, "protocol": "TCP"} in container["ports"]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/", "port": "healthz"}
     mounts = {m["mountPath"]: m.get("readOnly", False) for m in container["volumeMounts"]}
     assert mounts["/usr/local/Ascend/driver"] and mounts["/usr/local/dcmi"]
 

@@ -9,11 +9,13 @@ from .stacks import VARIANTS, of_kind, one, pod_spec
 
 ROLE_KINDS = ("Role", "ClusterRole")
 BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
-# ASCEND-FACTS section 6, less ConfigMaps, which move to a Role in kube-system.
+# ASCEND-FACTS section 6 (mind-cluster v6.0.0 build/ascendplugin-910.yaml), less ConfigMaps, which are split.
 PLUGIN_CLUSTER_GRANTS = {("pods", v) for v in ("get", "list", "update", "watch", "patch")} | {
     ("nodes", "get"), ("nodes", "patch"), ("nodes/status", "get"), ("nodes/status", "patch"),
     ("nodes/status", "update"), ("events", "create")}
-CONFIGMAP_GRANTS = {("configmaps", v) for v in ("get", "create", "update", "list", "watch")}
+# Written in kube-system only; listed and watched cluster-wide by the 910/910B informer.
+CONFIGMAP_WRITES = {("configmaps", v) for v in ("get", "create", "update")}
+CONFIGMAP_WATCH = {("configmaps", "list"), ("configmaps", "watch")}
 
 
 def grants(role: dict) -> set[tuple[str, str]]:
@@ -35,15 +37,41 @@ def test_no_wildcards_and_no_admin_roles(objects, variant):
 
 
 def test_device_plugin_cluster_role_is_the_manifest_minus_configmaps(objects):
-    cluster_role = one(objects["prod"], "ClusterRole")
+    cluster_role = one(objects["prod"], "ClusterRole", "ascend-npu-device-plugin")
     assert grants(cluster_role) == PLUGIN_CLUSTER_GRANTS
     assert all(rule["apiGroups"] == [""] for rule in cluster_role["rules"])
 
 
-def test_configmaps_only_in_kube_system_for_the_plugin(objects):
+def bound_cluster_grants(objs: list[dict]) -> set[tuple[str, str]]:
+    """Everything the plugin's ServiceAccount may do in every namespace, through its ClusterRoleBindings."""
+    roles = {r["metadata"]["name"]: r for r in of_kind(objs, "ClusterRole")}
+    return set().union(*(grants(roles[b["roleRef"]["name"]]) for b in of_kind(objs, "ClusterRoleBinding")
+                         if b["subjects"][0]["name"] == DEVICE_PLUGIN_SA))
+
+
+def test_910b_plugin_may_list_and_watch_configmaps_in_every_namespace(objects):
+    """Its reset-ConfigMap informer spans all namespaces and blocks until synced (pkg/device/ascendtolerance.go)."""
+    for variant in ("dev", "prod", "dev-plugin-v26"):
+        assert CONFIGMAP_WATCH <= bound_cluster_grants(objects[variant]), variant
+    assert not ({("configmaps", v) for v in ("get", "create", "update")} & bound_cluster_grants(objects["prod"]))
+
+
+def test_310p_only_cluster_gets_no_cluster_wide_configmaps(values):
+    from components.cluster.rbac import build_device_plugin_rbac
+
+    only_310p = {**values["prod"], "devicePlugin": {**values["prod"]["devicePlugin"], "chips": ["310P"]}}
+    assert not CONFIGMAP_WATCH & bound_cluster_grants(build_device_plugin_rbac(only_310p))
+
+
+def test_v26_plugin_reads_pods_through_the_kubelet(objects):
+    assert ("nodes/proxy", "get") in bound_cluster_grants(objects["dev-plugin-v26"])
+    assert ("nodes/proxy", "get") not in bound_cluster_grants(objects["dev"])
+
+
+def test_configmaps_written_only_in_kube_system_for_the_plugin(objects):
     role = one(objects["prod"], "Role", "ascend-npu-device-plugin")
     assert role["metadata"]["namespace"] == "kube-system"
-    assert grants(role) == CONFIGMAP_GRANTS
+    assert grants(role) == CONFIGMAP_WRITES
     binding = next(o for o in of_kind(objects["prod"], "RoleBinding")
                    if o["roleRef"]["name"] == "ascend-npu-device-plugin")
     assert binding["metadata"]["namespace"] == "kube-system"
@@ -53,8 +81,8 @@ def test_configmaps_only_in_kube_system_for_the_plugin(objects):
 def test_only_the_device_plugin_is_bound_cluster_wide(objects):
     for variant, objs in objects.items():
         bindings = of_kind(objs, "ClusterRoleBinding")
-        assert [b["subjects"] for b in bindings] == [
-            [{"kind": "ServiceAccount", "name": DEVICE_PLUGIN_SA, "namespace": "ascend-system"}]], variant
+        assert bindings and all(b["subjects"] == [{"kind": "ServiceAccount", "name": DEVICE_PLUGIN_SA,
+                                                   "namespace": "ascend-system"}] for b in bindings), variant
 
 
 def test_only_the_device_plugin_mounts_a_token(objects):
