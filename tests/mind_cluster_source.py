@@ -1,4 +1,4 @@
-"""Read facts back from a local bare mirror of github.com/Ascend/mind-cluster at a tag: flags and metric names."""
+"""Read facts back from a local clone of github.com/Ascend/mind-cluster (MIND_CLUSTER_REPO) at a tag."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,8 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-MIRROR = Path(os.environ.get("MIND_CLUSTER_MIRROR", "/work/.mirror/Ascend+mind-cluster/repo"))
+# A clone (bare or not) of github.com/Ascend/mind-cluster with its tags; unset, the source checks skip.
+MIRROR = Path(os.environ.get("MIND_CLUSTER_REPO", "/nonexistent"))
 HEALTHZ = "component/ascend-common/common-utils/healthz/healthz.go"
 CONSTANT = re.compile(r'^\s*(\w+)\s*(?:string\s*)?=\s*"([^"]*)"', re.M)
 FLAG = re.compile(r'flag\.(Bool|String|Int|Int64|Uint|Uint64|Duration|Float64)(?:Var)?\(\s*(?:&[\w.\[\]]+\s*,\s*)?'
@@ -21,7 +22,7 @@ DESCRIPTOR = re.compile(r'(?:prometheus\.NewDesc|BuildDesc|BuildDescWithLabel)\(
 
 def available() -> bool:
     """Whether the mirror is on this machine (CI clones without it skip the checks that need it)."""
-    return (MIRROR / "HEAD").exists()
+    return (MIRROR / "HEAD").exists() or (MIRROR / ".git").exists()
 
 
 def git(*args: str) -> str:

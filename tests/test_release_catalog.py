@@ -12,7 +12,8 @@ from tests import mind_cluster_source as source
 COMPONENTS = {"device-plugin": "component/ascend-device-plugin/",
               "npu-exporter": "component/npu-exporter/cmd/npu-exporter/"}
 ENTRIES = [(c, r) for c in COMPONENTS for r in known_releases(c)]
-needs_mirror = pytest.mark.skipif(not source.available(), reason=f"no mind-cluster mirror at {source.MIRROR}")
+needs_mirror = pytest.mark.skipif(not source.available(),
+                                  reason="set MIND_CLUSTER_REPO to a clone of github.com/Ascend/mind-cluster")
 
 
 @pytest.mark.parametrize("component,release", ENTRIES)
