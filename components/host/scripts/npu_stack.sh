@@ -39,9 +39,34 @@ run_installer() {
   return "$rc"
 }
 
-# installer_for KIND FLAG...: run_installer, with the engine config kept for the Ascend Docker Runtime.
+# installer_for KIND FLAG...: run_installer; the Ascend Docker Runtime's installer edits a scratch engine config and
+# the live one is kept as it was.
 installer_for() {
-  if [[ $1 == dockerRuntime ]]; then with_engine_config_kept run_installer "$@"; else run_installer "$@"; fi
+  if [[ $1 == dockerRuntime ]]; then
+    with_engine_config_kept with_scratch_engine_config run_installer "$@"
+  else
+    run_installer "$@"
+  fi
+}
+
+# The runtime installer rewrites the engine config it is given and chmods it 600; at 6.0.0 it also fails on a
+# config.toml without a runc table or in containerd 2.x's layout (components/releases/docker-runtime.yaml). It gets
+# a scratch file it can edit (`--config-file-path`, which must exist, on a root-only path), so the live config is
+# changed only by the merge that follows.
+RUNTIME_SCRATCH_CONFIG=/var/lib/ascend-npu/runtime-installer/engine-config
+with_scratch_engine_config() {
+  local scratch="$ROOT$RUNTIME_SCRATCH_CONFIG" rc=0
+  mkdir -p "${scratch%/*}"
+  if [[ $ASCEND_ENGINE == docker ]]; then
+    printf '{}\n' >"$scratch"
+  else
+    printf '%s\n' 'version = 2' '[plugins."io.containerd.runtime.v1.linux"]' '  shim = "containerd-shim"' \
+      '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]' '  runtime_type = "io.containerd.runc.v2"' \
+      '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]' '  SystemdCgroup = true' >"$scratch"
+  fi
+  "$@" "--config-file-path=$RUNTIME_SCRATCH_CONFIG" || rc=$?
+  rm -f "$scratch"
+  return "$rc"
 }
 
 # Exit code 2 of the driver or firmware installer: installed, a reboot is needed (ascend-deployer accepts it for both).
