@@ -66,10 +66,16 @@ def node_packages(spec: StackSpec, node: NodeSpec) -> tuple[PackageFile, ...]:
 def _versions(spec: StackSpec) -> list[tuple[str, str]]:
     """The wanted versions, and what the runtime's installer records for its release (from the release catalog)."""
     v = spec.versions
-    record = release_entry("docker-runtime", v.docker_runtime)["installer"]["record"]["version"]
     return [("ASCEND_DRIVER_VERSION", v.driver), ("ASCEND_FIRMWARE_VERSION", v.firmware),
             ("ASCEND_CANN_VERSION", v.cann), ("ASCEND_DOCKER_RUNTIME_VERSION", v.docker_runtime),
-            ("ASCEND_DOCKER_RUNTIME_RECORD", record.format(version=v.docker_runtime))]
+            ("ASCEND_DOCKER_RUNTIME_RECORD", runtime_record_version(v.docker_runtime))]
+
+
+def runtime_record_version(release: str) -> str:
+    """The `version=` value the runtime's installer records for RELEASE (`v6.0.0`), from the release catalog."""
+    lines = release_entry("docker-runtime", release)["installer"]["record"]["lines"]
+    line = next(line for line in lines if line.startswith("version="))
+    return line.partition("=")[2].format(version=release)
 
 
 def _packages(spec: StackSpec, node: NodeSpec) -> list[tuple[str, str]]:

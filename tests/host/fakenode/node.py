@@ -182,6 +182,10 @@ SetEnv ASCEND_ROOT={self.root} PATH={self.bin}:/usr/bin:/bin HOME={self.root / '
     def preinstall(self, versions: dict[str, str], scene: str = "containerd") -> None:
         ascend_files.preinstall(self.root, DEFAULT_KNOBS["arch"], versions, scene)
 
+    def reboot(self) -> None:
+        """The node comes back from a reboot: a new boot id."""
+        (self.root / "proc/sys/kernel/random/boot_id").write_text(str(uuid.uuid4()) + "\n")
+
     def installer_calls(self) -> list[dict]:
         """Every installer run so far: file, kind, args, exit."""
         log = self.root / LOGS / "installers.jsonl"
