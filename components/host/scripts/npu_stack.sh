@@ -56,7 +56,8 @@ installer_for() {
 RUNTIME_SCRATCH_CONFIG=/var/lib/ascend-npu/runtime-installer/engine-config
 with_scratch_engine_config() {
   local scratch="$ROOT$RUNTIME_SCRATCH_CONFIG" rc=0
-  mkdir -p "${scratch%/*}"
+  # The installer refuses a config that group or others may write, or that lies under such a directory.
+  mkdir -p "${scratch%/*}" && chmod 0755 "${scratch%/*}" "${scratch%/*/*}"
   if [[ $ASCEND_ENGINE == docker ]]; then
     printf '{}\n' >"$scratch"
   else
@@ -64,6 +65,7 @@ with_scratch_engine_config() {
       '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]' '  runtime_type = "io.containerd.runc.v2"' \
       '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]' '  SystemdCgroup = true' >"$scratch"
   fi
+  chmod 0600 "$scratch"
   "$@" "--config-file-path=$RUNTIME_SCRATCH_CONFIG" || rc=$?
   rm -f "$scratch"
   return "$rc"
