@@ -159,3 +159,37 @@ def test_a_firmware_outside_the_drivers_range_is_refused_naming_both(node):
     assert "driver 24.1.rc2 takes firmware [7.0.0,7.2.99]" in result.stderr
     verify = node.run_step(node.spec(), "verify")
     assert verify.returncode != 0 and step_report(verify.stdout)["healthy"] is False
+
+
+def run_runtime_installer(node, *flags: str):
+    """The runtime's .run file run by hand on the node, as Huawei's guide has it."""
+    name = f"Ascend-docker-runtime_{NEW['dockerRuntime']}_linux-aarch64.run"
+    return node.run(" ".join(["bash", str(node.packages.directory / name), *flags]))
+
+
+def test_the_runtime_installer_makes_ascend_dockers_default_and_chmods_daemon_json_600(node):
+    """run_main.sh (v6.0.0) `chmod 600 ${DST}`; docker_process.go sets default-runtime and indents by 8."""
+    daemon_json = node.path("/etc/docker/daemon.json")
+    daemon_json.parent.mkdir(parents=True)
+    daemon_json.write_text('{"log-driver": "json-file"}\n')
+    daemon_json.chmod(0o644)
+    assert run_runtime_installer(node, "--install", "--install-scene=docker").returncode == 0
+    assert stat.S_IMODE(daemon_json.stat().st_mode) == 0o600
+    assert daemon_json.read_text() == (
+        '{\n        "default-runtime": "ascend",\n        "log-driver": "json-file",\n        "runtimes": {\n'
+        '                "ascend": {\n                        "path": '
+        '"/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime",\n'
+        '                        "runtimeArgs": []\n                }\n        }\n}')
+
+
+def test_the_runtime_installer_6_0_0_cannot_edit_a_containerd_2_config_itself(node):
+    """containerd_process.go (v6.0.0) looks for runc under io.containerd.grpc.v1.cri: absent in a version 3 file."""
+    config = node.path("/etc/containerd/config.toml")
+    config.parent.mkdir(parents=True)
+    config.write_text('version = 3\n[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]\n'
+                      "  SystemdCgroup = true\n")
+    result = run_runtime_installer(node, "--install", "--install-scene=containerd")
+    assert result.returncode == 1 and "can not find config: runtimes" in result.stderr
+    # The install step hands it a scratch config instead, so the node installs all the same.
+    node.knob("containerd-major", "2")
+    assert node.run_step(node.spec(), "install").returncode == 0
