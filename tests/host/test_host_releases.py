@@ -117,10 +117,17 @@ def test_the_runtime_uninstall_without_a_scene_removes_nothing_on_a_containerd_n
 
 
 def test_the_driver_group_and_membership_are_checked_before_any_installer(node):
+    passwd = node.path("/etc/passwd").read_text()
+    node.path("/etc/passwd").write_text("root:x:0:0:root:/root:/bin/bash\n")
     node.path("/etc/group").write_text("root:x:0:\n")
     result = node.run_step(node.spec(), "install")
+    assert "user HwHiAiUser does not exist and the driver installer needs it: groupadd HwHiAiUser && useradd -g " \
+        "HwHiAiUser -d /home/HwHiAiUser -m HwHiAiUser -s /bin/bash" in result.stderr
+    node.path("/etc/passwd").write_text(passwd)
+    result = node.run_step(node.spec(), "install")
     assert result.returncode != 0 and node.installer_calls() == []
-    assert "group HwHiAiUser does not exist and the driver installer needs it: groupadd HwHiAiUser" in result.stderr
+    assert "group HwHiAiUser does not exist and the driver installer needs it: groupadd HwHiAiUser && usermod -a -G " \
+        "HwHiAiUser HwHiAiUser" in result.stderr
     node.path("/etc/group").write_text("root:x:0:\nHwHiAiUser:x:1001:\n")
     result = node.run_step(node.spec(), "install")
     assert "user HwHiAiUser is not in group HwHiAiUser, which the driver installer needs: usermod -a -G" \

@@ -71,22 +71,21 @@ check_npus_idle() {
 
 # The driver runs as HwHiAiUser: the user, the group, and the user in the group (ascend-deployer checks all three).
 check_driver_user() {
-  local user group members
+  local user group add_group=""
   user=$(getent passwd HwHiAiUser) || user=""
   group=$(getent group HwHiAiUser) || group=""
-  if [[ -z $group ]]; then
-    problem "group HwHiAiUser does not exist and the driver installer needs it: groupadd HwHiAiUser" \
-      "${user:+&& usermod -a -G HwHiAiUser HwHiAiUser}"
-  fi
+  if [[ -z $group ]]; then add_group="groupadd HwHiAiUser && "; fi
   if [[ -z $user ]]; then
     problem "user HwHiAiUser does not exist and the driver installer needs it:" \
-      "${group:-groupadd HwHiAiUser && }useradd -g HwHiAiUser -d /home/HwHiAiUser -m HwHiAiUser -s /bin/bash"
-  fi
-  [[ -n $user && -n $group ]] || return 0
-  members=$(cut -d: -f4 <<<"$group")
-  [[ $(cut -d: -f4 <<<"$user") == "$(cut -d: -f3 <<<"$group")" || ",$members," == *",HwHiAiUser,"* ]] ||
+      "${add_group}useradd -g HwHiAiUser -d /home/HwHiAiUser -m HwHiAiUser -s /bin/bash"
+  elif [[ -z $group ]]; then
+    problem "group HwHiAiUser does not exist and the driver installer needs it: ${add_group}usermod -a -G" \
+      "HwHiAiUser HwHiAiUser"
+  elif [[ $(cut -d: -f4 <<<"$user") != "$(cut -d: -f3 <<<"$group")" &&
+    ",$(cut -d: -f4 <<<"$group")," != *",HwHiAiUser,"* ]]; then
     problem "user HwHiAiUser is not in group HwHiAiUser, which the driver installer needs: usermod -a -G" \
       "HwHiAiUser HwHiAiUser"
+  fi
 }
 
 # A RuntimeClass on a Docker node reaches the runtime through cri-dockerd, which takes a runtime handler only from
