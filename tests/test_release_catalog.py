@@ -47,7 +47,8 @@ def compatibility(tmp_path: Path, driver: str, firmware: str) -> str:
     home = tmp_path / driver / firmware
     (home / "driver").mkdir(parents=True)
     (home / "firmware").mkdir()
-    (home / "driver/version.info").write_text(f"Version={driver}\ncompatible_version_fw={drv['compatible_version_fw']}\n")
+    (home / "driver/version.info").write_text(f"Version={driver}\n"
+                                              f"compatible_version_fw={drv['compatible_version_fw']}\n")
     (home / "firmware/version.info").write_text(f"Version={firmware}\n"
                                                 f"compatible_version_drv={fw['compatible_version_drv']}\n")
     program = f'ASCEND_HOME={home}; . {SCRIPTS / "compat.sh"}; check_firmware_compatibility; echo "$COMPAT_PROBLEM"'

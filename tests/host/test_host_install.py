@@ -58,9 +58,10 @@ def test_upgrade_puts_firmware_before_driver_on_a_host_with_a_driver(node):
     result = node.run_step(node.spec(NEW), "install")
     assert result.returncode == 0, result.stderr
     # Upgrading the toolkit replaces its version directory, kernels included: they install afresh.
-    assert node.installers_run() == [("firmware", "--upgrade --quiet"), ("driver", "--upgrade --quiet"),
-                                     ("toolkit", "--upgrade --quiet"), ("kernels", "--install --install-for-all --quiet"),
-                                     ("dockerRuntime", f"--upgrade --install-scene=containerd {SCRATCH}")]
+    assert node.installers_run() == [
+        ("firmware", "--upgrade --quiet"), ("driver", "--upgrade --quiet"), ("toolkit", "--upgrade --quiet"),
+        ("kernels", "--install --install-for-all --quiet"),
+        ("dockerRuntime", f"--upgrade --install-scene=containerd {SCRATCH}")]
     assert [call["exit"] for call in node.installer_calls()[:2]] == [2, 2]  # "installed, reboot needed" accepted
     assert f"driver {NEW['driver']} installed with --upgrade --quiet (was {OLD['driver']})" in result.stdout
 

@@ -61,8 +61,18 @@ wanted_record() {
   if [[ $1 == dockerRuntime ]]; then kind_var "$1" RECORD; else wanted_version "$1"; fi
 }
 
+# shows KIND FOUND: whether FOUND, read from the kind's version file, is the wanted version; the runtime's record must
+# be exactly what its release writes.
+shows() {
+  if [[ $1 == dockerRuntime ]]; then
+    [[ -n $2 && $2 == "$(wanted_record "$1")" ]]
+  else
+    version_matches "$(wanted_record "$1")" "$2"
+  fi
+}
+
 # Whether the kind's version file already shows the wanted version.
-is_wanted() { version_matches "$(wanted_record "$1")" "$(installed_version "$1")"; }
+is_wanted() { shows "$1" "$(installed_version "$1")"; }
 
 # Value of KEY in a KEY=VALUE file (key compared case-insensitively), or nothing.
 file_value() {

@@ -42,7 +42,7 @@ main() {
   for kind in driver firmware toolkit kernels dockerRuntime; do
     found=$(installed_version "$kind")
     if [[ $kind != kernels ]]; then versions+=("$found"); fi
-    version_matches "$(wanted_record "$kind")" "$found" ||
+    shows "$kind" "$found" ||
       problems+=("$kind is ${found:-not installed}, the stack wants $(wanted_record "$kind")")
   done
   check_firmware_compatibility || problems+=("$COMPAT_PROBLEM")
