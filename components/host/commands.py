@@ -7,20 +7,24 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from components.releases.catalog import release_entry
 from components.spec import StackSpec
-from components.spec.hosts import NodeSpec
+from components.spec.hosts import ContainerRuntime, NodeSpec
 from components.spec.packages import NEEDS_ARCH, NEEDS_CHIP, Kind, PackageFile, Source
 
 SCRIPTS = Path(__file__).parent / "scripts"
 DEFAULT_STAGING = "/var/cache/ascend-npu/packages"
 # Each step's script: lib.sh, the parts it uses, then the step's own file (which calls main).
 STEP_PARTS = {
-    "install": ("lib.sh", "npu_smi.sh", "preflight.sh", "packages.sh", "npu_stack.sh", "engine_docker.sh",
-                "engine_containerd.sh", "install.sh"),
-    "verify": ("lib.sh", "npu_smi.sh", "verify.sh"),
+    "install": ("lib.sh", "npu_smi.sh", "preflight.sh", "packages.sh", "npu_stack.sh", "compat.sh",
+                "engine_docker.sh", "engine_containerd.sh", "install.sh"),
+    "verify": ("lib.sh", "npu_smi.sh", "compat.sh", "verify.sh"),
     "uninstall": ("lib.sh", "packages.sh", "npu_stack.sh", "engine_docker.sh", "engine_containerd.sh",
                   "uninstall.sh"),
 }
+# cri-dockerd hands a pod's runtime handler (its RuntimeClass) to Docker only from 0.4.0: Mirantis/cri-dockerd#350
+# (merged 2024-04) was not taken into release/0.3 (#387 stays open); ../shared facts, section 6.
+CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS = "0.4.0"
 # The env prefix of a kind's parameters: ASCEND_<PREFIX>_FILE, ASCEND_<PREFIX>_SHA256.
 KIND_PREFIX = {Kind.DRIVER: "DRIVER", Kind.FIRMWARE: "FIRMWARE", Kind.TOOLKIT: "TOOLKIT", Kind.KERNELS: "KERNELS",
                Kind.DOCKER_RUNTIME: "DOCKER_RUNTIME"}
@@ -61,9 +65,18 @@ def node_packages(spec: StackSpec, node: NodeSpec) -> tuple[PackageFile, ...]:
 
 
 def _versions(spec: StackSpec) -> list[tuple[str, str]]:
+    """The wanted versions, and what the runtime's installer records for its release (from the release catalog)."""
     v = spec.versions
     return [("ASCEND_DRIVER_VERSION", v.driver), ("ASCEND_FIRMWARE_VERSION", v.firmware),
-            ("ASCEND_CANN_VERSION", v.cann), ("ASCEND_DOCKER_RUNTIME_VERSION", v.docker_runtime)]
+            ("ASCEND_CANN_VERSION", v.cann), ("ASCEND_DOCKER_RUNTIME_VERSION", v.docker_runtime),
+            ("ASCEND_DOCKER_RUNTIME_RECORD", runtime_record_version(v.docker_runtime))]
+
+
+def runtime_record_version(release: str) -> str:
+    """The `version=` value the runtime's installer records for RELEASE (`v6.0.0`), from the release catalog."""
+    lines = release_entry("docker-runtime", release)["installer"]["record"]["lines"]
+    line = next(line for line in lines if line.startswith("version="))
+    return line.partition("=")[2].format(version=release)
 
 
 def _packages(spec: StackSpec, node: NodeSpec) -> list[tuple[str, str]]:
@@ -81,6 +94,11 @@ def _install_settings(spec: StackSpec, node: NodeSpec, staging_dir: str) -> list
                 ("ASCEND_SOURCE", spec.packages.source.value), ("ASCEND_STAGING", staging_dir)]
     if spec.packages.source is Source.MIRROR:
         settings.append(("ASCEND_MIRROR_URL", spec.packages.mirror_url or ""))
+    prompt = release_entry("docker-runtime", spec.versions.docker_runtime)["installer"].get("stdin_prompt")
+    if prompt:
+        settings.append(("ASCEND_DOCKER_RUNTIME_ANSWER", prompt["answer"]))
+    if node.container_runtime is ContainerRuntime.DOCKER and not spec.cluster.ascend_default_runtime:
+        settings.append(("ASCEND_CRI_DOCKERD_MIN", CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS))
     return settings
 
 

@@ -6,6 +6,7 @@ from typing import Optional
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from components.releases.catalog import known_releases
 from components.spec.base import SpecModel, require_pinned
 
 VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z]+)+$")
@@ -44,3 +45,13 @@ class Versions(SpecModel):
     @classmethod
     def _exact(cls, value: str, info: ValidationInfo) -> str:
         return exact(value, WHAT[info.field_name])
+
+    @field_validator("docker_runtime")
+    @classmethod
+    def _catalogued(cls, value: str) -> str:
+        """The host scripts compare the runtime's record with what this release writes: it must be catalogued."""
+        known = known_releases("docker-runtime")
+        if value not in known:
+            raise ValueError(f"Ascend Docker Runtime '{value}' is not in the release catalog "
+                             f"(components/releases/docker-runtime.yaml); write one of {', '.join(known)}")
+        return value

@@ -11,8 +11,14 @@ from tests.host.fakenode.mirror import serve_directory
 from tests.host.fakenode.node import step_report
 from tests.host.fakenode.packages import NEW, OLD
 
-FRESH_ORDER = [("driver", "--full --quiet"), ("firmware", "--full --quiet"), ("toolkit", "--install --quiet"),
-               ("kernels", "--install --quiet"), ("dockerRuntime", "--install --install-scene=containerd")]
+# The runtime installer edits a scratch engine config, never the live one.
+SCRATCH = "--config-file-path=/var/lib/ascend-npu/runtime-installer/engine-config"
+# ascend-deployer's fresh-install flags: driver and CANN for all users, firmware without (npu-driver.yaml, cann.yaml).
+FRESH_ORDER = [("driver", "--full --install-for-all --quiet"), ("firmware", "--full --quiet"),
+               ("toolkit", "--install --install-for-all --quiet"), ("kernels", "--install --install-for-all --quiet"),
+               ("dockerRuntime", f"--install --install-scene=containerd {SCRATCH}")]
+# What the runtime's record says once NEW is in: its installer writes the version with a leading v.
+NEW_RUNTIME_RECORD = "v" + NEW["dockerRuntime"]
 
 
 def installed(node, kind: str) -> str | None:
@@ -24,15 +30,16 @@ def test_fresh_host_gets_driver_before_firmware_then_verifies(node):
     assert result.returncode == 0, result.stderr
     assert node.installers_run() == FRESH_ORDER
     assert [installed(node, k) for k in ("driver", "firmware", "toolkit", "kernels", "dockerRuntime")] == \
-        [NEW["driver"], NEW["firmware"], NEW["cann"], NEW["cann"], NEW["dockerRuntime"]]
-    assert "reboot required" in result.stdout
+        [NEW["driver"], NEW["firmware"], NEW["cann"], NEW["cann"], NEW_RUNTIME_RECORD]
+    assert node.installer_calls()[0]["exit"] == 2  # the driver's "installed, reboot needed" is accepted
+    assert "its installer asks for a reboot (exit 2)" in result.stdout and "reboot required" in result.stdout
     assert node.systemctl_calls() == ["restart containerd"]
     verify = node.run_step(node.spec(), "verify")
     assert verify.returncode == 0, verify.stderr
     report = step_report(verify.stdout)
     assert report["healthy"] is True and report["rebootRequired"] is True
     assert report["versions"] == {"driver": NEW["driver"], "firmware": NEW["firmware"], "cann": NEW["cann"],
-                                  "dockerRuntime": NEW["dockerRuntime"]}
+                                  "dockerRuntime": NEW_RUNTIME_RECORD}
 
 
 def test_second_run_installs_nothing_and_restarts_nothing(node):
@@ -51,10 +58,11 @@ def test_upgrade_puts_firmware_before_driver_on_a_host_with_a_driver(node):
     result = node.run_step(node.spec(NEW), "install")
     assert result.returncode == 0, result.stderr
     # Upgrading the toolkit replaces its version directory, kernels included: they install afresh.
-    assert node.installers_run() == [("firmware", "--upgrade --quiet"), ("driver", "--upgrade --quiet"),
-                                     ("toolkit", "--upgrade --quiet"), ("kernels", "--install --quiet"),
-                                     ("dockerRuntime", "--upgrade")]
-    assert node.installer_calls()[0]["exit"] == 2  # firmware's "success, reboot" code is accepted
+    assert node.installers_run() == [
+        ("firmware", "--upgrade --quiet"), ("driver", "--upgrade --quiet"), ("toolkit", "--upgrade --quiet"),
+        ("kernels", "--install --install-for-all --quiet"),
+        ("dockerRuntime", f"--upgrade --install-scene=containerd {SCRATCH}")]
+    assert [call["exit"] for call in node.installer_calls()[:2]] == [2, 2]  # "installed, reboot needed" accepted
     assert f"driver {NEW['driver']} installed with --upgrade --quiet (was {OLD['driver']})" in result.stdout
 
 
@@ -163,11 +171,11 @@ def test_a_bad_mirror_download_is_refused_and_dropped(node, tmp_path):
     mirror.mkdir()
     for entry in node.packages.files_for(NEW):
         (mirror / entry["file"]).write_bytes((node.packages.directory / entry["file"]).read_bytes())
-    (mirror / "Ascend-docker-runtime_6.0.RC3_linux-aarch64.run").write_text("#!/bin/bash\necho not it\n")
+    (mirror / "Ascend-docker-runtime_6.0.0_linux-aarch64.run").write_text("#!/bin/bash\necho not it\n")
     with serve_directory(mirror) as (url, _):
         result = node.run_step(node.spec(source="mirror", mirror_url=url), "install")
-    assert result.returncode != 0 and "Ascend-docker-runtime_6.0.RC3_linux-aarch64.run has sha256" in result.stderr
-    assert not node.path("/var/cache/ascend-npu/packages/Ascend-docker-runtime_6.0.RC3_linux-aarch64.run").exists()
+    assert result.returncode != 0 and "Ascend-docker-runtime_6.0.0_linux-aarch64.run has sha256" in result.stderr
+    assert not node.path("/var/cache/ascend-npu/packages/Ascend-docker-runtime_6.0.0_linux-aarch64.run").exists()
     assert node.installer_calls() == []
 
 
@@ -195,8 +203,9 @@ def test_destroy_uninstalls_with_the_documented_flags(node):
     node.clear_logs()
     result = node.run(node.steps(spec)["install"].delete)  # no stdin on destroy
     assert result.returncode == 0, result.stderr
-    assert node.installers_run() == [(kind, "--uninstall") for kind in
-                                     ("dockerRuntime", "kernels", "toolkit", "firmware", "driver")]
-    assert all(installed(node, kind) is None for kind in ("driver", "firmware", "toolkit", "kernels"))
+    # Without --install-scene the runtime's --uninstall would act on the docker scene and remove nothing here.
+    assert node.installers_run() == [("dockerRuntime", f"--uninstall --install-scene=containerd {SCRATCH}")] + \
+        [(kind, "--uninstall") for kind in ("kernels", "toolkit", "firmware", "driver")]
+    assert all(installed(node, kind) is None for kind in ("driver", "firmware", "toolkit", "kernels", "dockerRuntime"))
     assert node.path("/etc/containerd/config.toml").read_text() == original
     assert node.systemctl_calls() == ["restart containerd"]

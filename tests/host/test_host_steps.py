@@ -83,7 +83,7 @@ def test_only_the_nodes_chip_and_arch_packages_are_passed(raw):
         {"kind": "kernels", "chip": "310P", "arch": "x86_64", "sha256": "d" * 64,
          "file": "Ascend-cann-kernels-310p_8.0.RC3_linux-x86_64.run"},
         {"kind": "dockerRuntime", "arch": "x86_64", "sha256": "e" * 64,
-         "file": "Ascend-docker-runtime_6.0.RC3_linux-x86_64.run"}]
+         "file": "Ascend-docker-runtime_6.0.0_linux-x86_64.run"}]
     spec = parse_stack(raw)
     first, second = (env_of(host_steps(spec, n)["install"].create) for n in spec.nodes)
     assert all("910b" in first[k] or "aarch64" in first[k] for k in first if k.endswith("_FILE"))

@@ -17,6 +17,8 @@ if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_
   . "$here/packages.sh"
   # shellcheck source=npu_stack.sh
   . "$here/npu_stack.sh"
+  # shellcheck source=compat.sh
+  . "$here/compat.sh"
   # shellcheck source=engine_docker.sh
   . "$here/engine_docker.sh"
   # shellcheck source=engine_containerd.sh
@@ -38,13 +40,15 @@ close_ssh_listener() {
 finish() {
   reboot_pending || return 0
   if [[ $ASCEND_ALLOW_REBOOT == true ]]; then
-    say "reboot required: new firmware takes effect after a reboot; rebooting in 1 s (SSH closed until the node is back)"
+    say "reboot required: the new firmware or driver takes effect after a reboot; rebooting in 1 s" \
+      "(SSH closed until the node is back)"
     close_ssh_listener
     # Detached and delayed, so this step reports success first; a reboot that cannot start reopens SSH.
     nohup sh -c 'sleep 1; systemctl reboot || systemctl start ssh.socket ssh.service sshd.service' \
       </dev/null >/dev/null 2>&1 &
   else
-    say "reboot required: new firmware takes effect after a reboot (rollout.allowReboot is false; reboot the node)"
+    say "reboot required: the new firmware or driver takes effect after a reboot (rollout.allowReboot is false;" \
+      "reboot the node)"
   fi
 }
 
@@ -55,6 +59,7 @@ main() {
   preflight "${needed[@]}"
   stage_packages "${needed[@]}"
   install_npu_stack
+  check_firmware_compatibility || die "$COMPAT_PROBLEM"
   install_package dockerRuntime
   if [[ $ASCEND_ENGINE == docker ]]; then apply_daemon_json add; else apply_containerd_config add; fi
   finish

@@ -50,10 +50,29 @@ kind_var() {
     *) name=${1^^} ;;
   esac
   name="ASCEND_${name}_$2"
-  printf '%s' "${!name}"
+  printf '%s' "${!name:-}"
 }
 
 wanted_version() { kind_var "$1" VERSION; }
+
+# What the kind's version file shows once the wanted version is in: the version itself, except for the Ascend Docker
+# Runtime, whose installer records its own form of it (`version=v6.0.0`; the release catalog says which).
+wanted_record() {
+  if [[ $1 == dockerRuntime ]]; then kind_var "$1" RECORD; else wanted_version "$1"; fi
+}
+
+# shows KIND FOUND: whether FOUND, read from the kind's version file, is the wanted version; the runtime's record must
+# be exactly what its release writes.
+shows() {
+  if [[ $1 == dockerRuntime ]]; then
+    [[ -n $2 && $2 == "$(wanted_record "$1")" ]]
+  else
+    version_matches "$(wanted_record "$1")" "$2"
+  fi
+}
+
+# Whether the kind's version file already shows the wanted version.
+is_wanted() { shows "$1" "$(installed_version "$1")"; }
 
 # Value of KEY in a KEY=VALUE file (key compared case-insensitively), or nothing.
 file_value() {
@@ -73,10 +92,11 @@ version_files() {
   esac
 }
 
-# The installed version of a kind: the wanted one when any of its files shows it, else the first one found.
+# The installed version of a kind as its file records it: the wanted one when any of its files shows it, else the
+# first one found.
 installed_version() {
   local kind=$1 wanted file value found=""
-  wanted=$(wanted_version "$kind")
+  wanted=$(wanted_record "$kind")
   while read -r file; do
     value=""
     # Kernels record an internal build as Version and the CANN release as version_dir.
@@ -101,7 +121,7 @@ version_matches() {
 
 boot_id() { cat "$ROOT/proc/sys/kernel/random/boot_id" 2>/dev/null || echo unknown; }
 mark_reboot_required() { mkdir -p "${REBOOT_MARK%/*}" && boot_id >"$REBOOT_MARK"; }
-# A reboot is pending when new firmware went in during the current boot.
+# A reboot is pending when new firmware, or a driver whose installer asked for one, went in during the current boot.
 reboot_pending() { [[ -f $REBOOT_MARK && $(cat "$REBOOT_MARK") == "$(boot_id)" ]]; }
 
 # Give DEST the content of NEW with one rename inside DEST's directory, so readers see the old or the new file,

@@ -5,54 +5,96 @@
 
 LOG_DIR="$ROOT/var/log/ascend-npu"
 
-# The installer flags for this host's state (ASCEND-FACTS section 2); the result lands in FLAGS.
+# The installer flags for this host's state, as ascend-deployer gives them (components/releases/*.yaml): a fresh driver
+# and CANN are installed for all users (device nodes 0666), which --upgrade refuses; the runtime is told its engine
+# so its record names the right scene. The result lands in FLAGS.
 choose_flags() {
   local present
   present=$(installed_version "$1")
   case $1 in
-    driver | firmware) if [[ -n $present ]]; then FLAGS=(--upgrade --quiet); else FLAGS=(--full --quiet); fi ;;
-    toolkit | kernels) if [[ -n $present ]]; then FLAGS=(--upgrade --quiet); else FLAGS=(--install --quiet); fi ;;
+    driver) if [[ -n $present ]]; then FLAGS=(--upgrade --quiet); else FLAGS=(--full --install-for-all --quiet); fi ;;
+    firmware) if [[ -n $present ]]; then FLAGS=(--upgrade --quiet); else FLAGS=(--full --quiet); fi ;;
+    toolkit | kernels)
+      if [[ -n $present ]]; then FLAGS=(--upgrade --quiet); else FLAGS=(--install --install-for-all --quiet); fi ;;
     dockerRuntime)
-      if [[ -n $present ]]; then FLAGS=(--upgrade); else FLAGS=(--install "--install-scene=$ASCEND_ENGINE"); fi ;;
+      if [[ -n $present ]]; then FLAGS=(--upgrade); else FLAGS=(--install); fi
+      FLAGS+=("--install-scene=$ASCEND_ENGINE") ;;
   esac
 }
 
-# run_installer KIND FLAG...: the staged .run file with its output in LOG_DIR/KIND.log; returns its exit code.
+# run_installer KIND FLAG...: the staged .run file with its output in LOG_DIR/KIND.log; returns its exit code. An
+# installer that asks a question on stdin (ASCEND_<KIND>_ANSWER, from the release catalog) gets its answer there.
 run_installer() {
-  local kind=$1 log rc=0
+  local kind=$1 log answer rc=0
   shift
   log="$LOG_DIR/$kind.log"
+  answer=$(kind_var "$kind" ANSWER)
   mkdir -p "$LOG_DIR"
   printf '== %s %s\n' "$(kind_var "$kind" FILE)" "$*" >>"$log"
-  bash "$(staged_file "$kind")" "$@" >>"$log" 2>&1 || rc=$?
+  if [[ -n $answer && $1 != --uninstall ]]; then
+    bash "$(staged_file "$kind")" "$@" >>"$log" 2>&1 <<<"$answer" || rc=$?
+  else
+    bash "$(staged_file "$kind")" "$@" >>"$log" 2>&1 || rc=$?
+  fi
   return "$rc"
 }
 
-# installer_for KIND FLAG...: run_installer, with the engine config kept for the Ascend Docker Runtime.
+# installer_for KIND FLAG...: run_installer; the Ascend Docker Runtime's installer edits a scratch engine config and
+# the live one is kept as it was.
 installer_for() {
-  if [[ $1 == dockerRuntime ]]; then with_engine_config_kept run_installer "$@"; else run_installer "$@"; fi
+  if [[ $1 == dockerRuntime ]]; then
+    with_engine_config_kept with_scratch_engine_config run_installer "$@"
+  else
+    run_installer "$@"
+  fi
 }
+
+# The runtime installer rewrites the engine config it is given and chmods it 600; at 6.0.0 it also fails on a
+# config.toml without a runc table or in containerd 2.x's layout (components/releases/docker-runtime.yaml). It gets
+# a scratch file it can edit (`--config-file-path`, which must exist, on a root-only path), so the live config is
+# changed only by the merge that follows.
+RUNTIME_SCRATCH_CONFIG=/var/lib/ascend-npu/runtime-installer/engine-config
+with_scratch_engine_config() {
+  local scratch="$ROOT$RUNTIME_SCRATCH_CONFIG" rc=0
+  # The installer refuses a config that group or others may write, or that lies under such a directory.
+  mkdir -p "${scratch%/*}" && chmod 0755 "${scratch%/*}" "${scratch%/*/*}"
+  if [[ $ASCEND_ENGINE == docker ]]; then
+    printf '{}\n' >"$scratch"
+  else
+    printf '%s\n' 'version = 2' '[plugins."io.containerd.runtime.v1.linux"]' '  shim = "containerd-shim"' \
+      '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]' '  runtime_type = "io.containerd.runc.v2"' \
+      '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]' '  SystemdCgroup = true' >"$scratch"
+  fi
+  chmod 0600 "$scratch"
+  "$@" "--config-file-path=$RUNTIME_SCRATCH_CONFIG" || rc=$?
+  rm -f "$scratch"
+  return "$rc"
+}
+
+# Exit code 2 of the driver or firmware installer: installed, a reboot is needed (ascend-deployer accepts it for both).
+asks_reboot() { [[ $2 == 2 && ($1 == driver || $1 == firmware) ]]; }
 
 install_package() {
   local kind=$1 wanted before rc=0
   wanted=$(wanted_version "$kind")
   before=$(installed_version "$kind")
-  if version_matches "$wanted" "$before"; then
+  if is_wanted "$kind"; then
     say "$kind $wanted already installed, skipped"
     return
   fi
   choose_flags "$kind"
   installer_for "$kind" "${FLAGS[@]}" || rc=$?
-  # ascend-deployer counts firmware exit code 2 as success.
-  if ((rc != 0)) && ! [[ $kind == firmware && $rc == 2 ]]; then
+  if ((rc != 0)) && ! asks_reboot "$kind" "$rc"; then
     tail -n 5 "$LOG_DIR/$kind.log" >&2 || true
     die "$kind $wanted: $(kind_var "$kind" FILE) ${FLAGS[*]} failed (exit $rc), log in" \
       "$(host_path "$LOG_DIR/$kind.log"); rerun once fixed, finished packages are skipped"
   fi
-  version_matches "$wanted" "$(installed_version "$kind")" || die "$kind: the installer exited $rc but the" \
-    "version file shows '$(installed_version "$kind")', not $wanted"
-  say "$kind $wanted installed with ${FLAGS[*]}${before:+ (was $before)}"
-  if [[ $kind == firmware ]]; then mark_reboot_required; fi
+  is_wanted "$kind" || die "$kind: the installer exited $rc but the version file shows" \
+    "'$(installed_version "$kind")', not $(wanted_record "$kind")"
+  say "$kind $wanted installed with ${FLAGS[*]}${before:+ (was $before)}$(asks_reboot "$kind" "$rc" &&
+    echo "; its installer asks for a reboot (exit 2)")"
+  # New firmware always takes effect after a reboot; a driver only when its installer says so.
+  if [[ $kind == firmware ]] || asks_reboot "$kind" "$rc"; then mark_reboot_required; fi
 }
 
 install_npu_stack() {

@@ -7,7 +7,7 @@ KINDS=(driver firmware toolkit kernels dockerRuntime)
 needed_kinds() {
   local kind
   for kind in "${KINDS[@]}"; do
-    version_matches "$(wanted_version "$kind")" "$(installed_version "$kind")" || echo "$kind"
+    is_wanted "$kind" || echo "$kind"
   done
 }
 
@@ -39,17 +39,25 @@ check_engine() {
     problem "$binary not found, but the node's containerRuntime is $ASCEND_ENGINE; install it first"
     return
   fi
-  if [[ $ASCEND_ENGINE == docker ]]; then check_daemon_json; else check_containerd_config; fi
+  if [[ $ASCEND_ENGINE == docker ]]; then
+    check_daemon_json
+    check_cri_dockerd
+  else
+    check_containerd_config
+  fi
 }
 
-check_kernel_headers() {
+# The driver's modules: built against the running kernel's headers, or by dkms and gcc (ascend-deployer accepts
+# either; see components/releases/npu-driver.yaml).
+check_driver_modules() {
   local release=$KERNEL dir
   for dir in lib/modules/"$release"/build usr/src/linux-headers-"$release" usr/src/kernels/"$release"; do
     [[ -d $ROOT/$dir ]] && return 0
   done
-  problem "kernel headers for the running kernel $release are missing (no /lib/modules/$release/build); the" \
-    "driver builds its modules against them: install linux-headers-$release (Debian, Ubuntu) or" \
-    "kernel-devel-$release (openEuler, CentOS), then rerun"
+  command -v dkms >/dev/null && command -v gcc >/dev/null && return 0
+  problem "kernel headers for the running kernel $release are missing (no /lib/modules/$release/build) and" \
+    "dkms and gcc are not both installed, so the driver cannot build its modules: install linux-headers-$release" \
+    "(Debian, Ubuntu) or kernel-devel-$release (openEuler, CentOS), or dkms and gcc, then rerun"
 }
 
 # Replacing the driver or firmware under running jobs kills them; ascend-deployer refuses as well.
@@ -61,9 +69,39 @@ check_npus_idle() {
     "them before the driver or firmware is replaced"
 }
 
+# The driver runs as HwHiAiUser: the user, the group, and the user in the group (ascend-deployer checks all three).
 check_driver_user() {
-  getent passwd HwHiAiUser >/dev/null || problem "user HwHiAiUser does not exist and the driver installer needs" \
-    "it: groupadd HwHiAiUser && useradd -g HwHiAiUser -d /home/HwHiAiUser -m HwHiAiUser -s /bin/bash"
+  local user group add_group=""
+  user=$(getent passwd HwHiAiUser) || user=""
+  group=$(getent group HwHiAiUser) || group=""
+  if [[ -z $group ]]; then add_group="groupadd HwHiAiUser && "; fi
+  if [[ -z $user ]]; then
+    problem "user HwHiAiUser does not exist and the driver installer needs it:" \
+      "${add_group}useradd -g HwHiAiUser -d /home/HwHiAiUser -m HwHiAiUser -s /bin/bash"
+  elif [[ -z $group ]]; then
+    problem "group HwHiAiUser does not exist and the driver installer needs it: ${add_group}usermod -a -G" \
+      "HwHiAiUser HwHiAiUser"
+  elif [[ $(cut -d: -f4 <<<"$user") != "$(cut -d: -f3 <<<"$group")" &&
+    ",$(cut -d: -f4 <<<"$group")," != *",HwHiAiUser,"* ]]; then
+    problem "user HwHiAiUser is not in group HwHiAiUser, which the driver installer needs: usermod -a -G" \
+      "HwHiAiUser HwHiAiUser"
+  fi
+}
+
+# A RuntimeClass on a Docker node reaches the runtime through cri-dockerd, which takes a runtime handler only from
+# 0.4.0 (ASCEND_CRI_DOCKERD_MIN is set when workloads opt in through the ascend RuntimeClass).
+check_cri_dockerd() {
+  local want=${ASCEND_CRI_DOCKERD_MIN:-} found
+  [[ -n $want ]] || return 0
+  if ! command -v cri-dockerd >/dev/null; then
+    problem "cri-dockerd not found: a Docker node needs cri-dockerd $want or newer for the ascend RuntimeClass;" \
+      "install it, or set cluster.ascendDefaultRuntime: true"
+    return
+  fi
+  found=$(cri-dockerd --version 2>&1 | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n 1 || true)
+  [[ -n $found && $(printf '%s\n' "$want" "$found" | sort -V | head -n 1) == "$want" ]] ||
+    problem "cri-dockerd ${found:-of unknown version} is older than $want, which pods of the ascend RuntimeClass" \
+      "need (older releases refuse a runtime handler); upgrade cri-dockerd, or set cluster.ascendDefaultRuntime: true"
 }
 
 # Traces of an older or interrupted install: reported, not fatal (the installers run over them).
@@ -87,7 +125,7 @@ report_leftovers() {
   done
 }
 
-# preflight KIND...: the host checks, plus headers and the driver user when the driver is among KINDS.
+# preflight KIND...: the host checks, plus modules and the driver user when the driver is among KINDS.
 preflight() {
   MACHINE=$(uname -m)
   KERNEL=$(uname -r)
@@ -96,7 +134,7 @@ preflight() {
   check_npus_on_pci
   check_engine
   if [[ " $* " == *" driver "* ]]; then
-    check_kernel_headers
+    check_driver_modules
     check_driver_user
   fi
   if [[ " $* " == *" driver "* || " $* " == *" firmware "* ]]; then check_npus_idle; fi

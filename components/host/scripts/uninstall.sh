@@ -34,9 +34,19 @@ uninstall_package() {
     FAILED+=("$kind: ${PROBLEMS[0]}")
     return
   fi
-  installer_for "$kind" --uninstall || rc=$?
+  # The runtime's --uninstall acts on the docker scene unless told otherwise, and on a containerd node it then exits 0
+  # having removed nothing.
+  if [[ $kind == dockerRuntime ]]; then
+    installer_for "$kind" --uninstall "--install-scene=$ASCEND_ENGINE" || rc=$?
+  else
+    installer_for "$kind" --uninstall || rc=$?
+  fi
   if ((rc != 0)); then
     FAILED+=("$kind $found: --uninstall failed (exit $rc), log in $(host_path "$LOG_DIR/$kind.log")")
+    return
+  fi
+  if [[ -n $(installed_version "$kind") ]]; then
+    FAILED+=("$kind $found: --uninstall exited 0 but left its version file; see $(host_path "$LOG_DIR/$kind.log")")
     return
   fi
   say "$kind $found uninstalled"

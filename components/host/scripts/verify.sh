@@ -10,6 +10,8 @@ if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_
   . "$here/lib.sh"
   # shellcheck source=npu_smi.sh
   . "$here/npu_smi.sh"
+  # shellcheck source=compat.sh
+  . "$here/compat.sh"
 fi
 
 # argv: node, expected chips, reboot pending, chips JSON, driver, firmware, CANN, runtime versions, problems...
@@ -40,9 +42,10 @@ main() {
   for kind in driver firmware toolkit kernels dockerRuntime; do
     found=$(installed_version "$kind")
     if [[ $kind != kernels ]]; then versions+=("$found"); fi
-    version_matches "$(wanted_version "$kind")" "$found" ||
-      problems+=("$kind is ${found:-not installed}, the stack wants $(wanted_version "$kind")")
+    shows "$kind" "$found" ||
+      problems+=("$kind is ${found:-not installed}, the stack wants $(wanted_record "$kind")")
   done
+  check_firmware_compatibility || problems+=("$COMPAT_PROBLEM")
   smi=$(npu-smi info 2>&1) || rc=$?
   if ((rc != 0)); then
     problems+=("npu-smi info failed (exit $rc): ${smi%%$'\n'*}")

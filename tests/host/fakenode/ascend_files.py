@@ -1,12 +1,38 @@
-"""What the Ascend installers leave on a host (ASCEND-FACTS.md section 3), written into a sandbox root."""
+"""What the Ascend installers leave on a host, written into a sandbox root from the release catalog.
+
+Driver, firmware and runtime records come from components/releases/*.yaml, so the fake writes what the pinned
+release writes (the runtime's `version=v6.0.0`, the driver's `compatible_version_fw`), not a belief of its own.
+"""
 from __future__ import annotations
 
-import json
+import os
 import shutil
+import sys
 from pathlib import Path
 
-RUNTIME_PATH = "/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime"
-DRIVER_COMPATIBLE = "[V100R001C13],[V100R001C15],[V100R001C17],[V100R001C18],[V100R001C19]"
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+from components.releases.catalog import component_releases, release_entry  # noqa: E402
+
+RUNTIME_HOME = "/usr/local/Ascend/Ascend-Docker-Runtime"
+RUNTIME_PATH = f"{RUNTIME_HOME}/ascend-docker-runtime"
+COMPONENT = {"driver": "npu-driver", "firmware": "npu-firmware", "dockerRuntime": "docker-runtime"}
+
+
+def entry(kind: str, version: str) -> dict:
+    """The catalog entry of a release; a driver file version with an extra patch (25.0.rc1.1) takes its release's."""
+    releases = component_releases(COMPONENT[kind])
+    for release in releases:
+        if version.lower() == release.lower() or version.lower().startswith(release.lower() + "."):
+            return releases[release]
+    return release_entry(COMPONENT[kind], version)  # raises, listing the known releases
+
+
+def runtime_record(version: str, arch: str, scene: str, config_file_path: str = "") -> str:
+    """The runtime's record file, line for line as its release's run_main.sh writes it."""
+    record = entry("dockerRuntime", version)["installer"]["record"]
+    values = {"version": version, "arch": arch, "path": RUNTIME_HOME, "scene": scene,
+              "config_file_path": config_file_path}
+    return "".join(line.format(**values) + "\n" for line in record["lines"])
 
 
 def ascend(root: Path) -> Path:
@@ -47,15 +73,18 @@ def write(root: Path, kind: str, version: str, arch: str, scene: str = "containe
     root = Path(root)
     home = ascend(root)
     if kind == "driver":
+        record = entry(kind, version)["record"]
         _write(home / "driver/version.info", [
-            ("Version", version), ("Innerversion", "V100R001C19SPC001B124"), ("compatible_version", DRIVER_COMPATIBLE),
-            ("compatible_version_fw", "[7.0.0,7.5.99]"), ("package_version", version)])
+            ("Version", version), ("Innerversion", record["innerversion"]),
+            ("compatible_version", record["compatible_version"]),
+            ("compatible_version_fw", record["compatible_version_fw"]), ("package_version", version)])
         _install_info(root, Driver_Install_Path_Param="/usr/local/Ascend", Driver_Install_Status="complete",
                       UserName="HwHiAiUser", UserGroup="HwHiAiUser")
     elif kind == "firmware":
+        record = entry(kind, version)["record"]
         _write(home / "firmware/version.info", [
-            ("Version", version), ("firmware_version", "1.0"), ("package_version", "24.1.rc2"),
-            ("compatible_version_drv", "[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.],[25.0,25.0.]")])
+            ("Version", version), ("firmware_version", "1.0"), ("package_version", record["package_version"]),
+            ("compatible_version_drv", record["compatible_version_drv"])])
         _install_info(root, Firmware_Install_Path_Param="/usr/local/Ascend", Firmware_Install_Status="complete")
     elif kind == "toolkit":
         base = cann_home(root, version)
@@ -73,10 +102,17 @@ def write(root: Path, kind: str, version: str, arch: str, scene: str = "containe
             ("timestamp", "20241020_101010000")])
     elif kind == "dockerRuntime":
         base = home / "Ascend-Docker-Runtime"
-        _write(base / "ascend_docker_runtime_install.info", [
-            ("version", version), ("arch", arch), ("path", "/usr/local/Ascend/Ascend-Docker-Runtime"),
-            ("install-scene", scene)])
+        base.mkdir(parents=True, exist_ok=True)
         (base / "ascend-docker-runtime").write_text("#!/bin/sh\nexec runc \"$@\"\n")
+        write_runtime_record(root, version, arch, scene)
+
+
+def write_runtime_record(root: Path, version: str, arch: str, scene: str, config_file_path: str = "") -> None:
+    """The runtime's record, with the mode its installer gives it."""
+    path = ascend(root) / "Ascend-Docker-Runtime/ascend_docker_runtime_install.info"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(runtime_record(version, arch, scene, config_file_path))
+    os.chmod(path, int(entry("dockerRuntime", version)["installer"]["record"]["mode"], 8))
 
 
 def installed(root: Path, kind: str, arch: str) -> str | None:
@@ -116,22 +152,6 @@ def write_partial(root: Path, kind: str) -> None:
                            "dockerRuntime": "Ascend-Docker-Runtime/.part"}[kind]
     part.mkdir(parents=True, exist_ok=True)
     (part / "copied-before-the-failure").write_text("partial\n")
-
-
-def docker_helper(root: Path, add: bool) -> None:
-    """Like the runtime's install helper: add ascend (as the default runtime) to daemon.json, or take it out."""
-    path = Path(root) / "etc/docker/daemon.json"
-    if not path.exists():
-        return
-    config = json.loads(path.read_text() or "{}")
-    runtimes = config.setdefault("runtimes", {})
-    if add:
-        runtimes["ascend"] = {"path": RUNTIME_PATH, "runtimeArgs": []}
-        config["default-runtime"] = "ascend"
-    else:
-        runtimes.pop("ascend", None)
-        config.pop("default-runtime", None)
-    path.write_text(json.dumps(config, indent=4))
 
 
 def preinstall(root: Path, arch: str, versions: dict[str, str], scene: str = "containerd") -> None:

@@ -1,39 +1,45 @@
-"""Stand-in for the Ascend `.run` installers: their flags, exit codes and version files (ASCEND-FACTS 2 and 3).
+"""Stand-in for the Ascend `.run` installers: flags, exit codes and version files from the release catalog.
 
-Each fake `.run` file execs this with its own name, kind, version and arch, then the flags it was given.
-Knobs: `installer-sleep` (seconds per run), `fail-<kind>` (stop half way: files copied, no version file).
+Each fake `.run` file execs this with its own name, kind, version and arch, then the flags it was given. Driver and
+firmware take the flags and give the exit codes of components/releases/npu-driver.yaml and npu-firmware.yaml (2:
+installed, reboot needed), CANN those of cann.yaml; the Ascend Docker Runtime is runtime_installer.py.
+Knobs: `installer-sleep` (seconds per run), `fail-<kind>` (stop half way: files copied, no version file),
+`driver-hot-reset` (`ok`: the driver resets the NPUs itself and exits 0 instead of asking for a reboot).
 """
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ascend_files  # noqa: E402
+import runtime_installer  # noqa: E402
 import sandbox  # noqa: E402
+from components.releases.catalog import component_releases  # noqa: E402
 
-HDK_FLAGS = ({"--full", "--upgrade", "--quiet", "--nox11", "--check", "--uninstall", "--install-for-all"},
-             ("--install-username=", "--install-usergroup="))
-CANN_FLAGS = ({"--install", "--upgrade", "--uninstall", "--install-for-all", "--quiet"}, ("--install-path=",))
-RUNTIME_FLAGS = ({"--install", "--upgrade", "--uninstall"},
-                 ("--install-path=", "--install-scene=", "--injection-mode="))
-FLAGS = {"driver": HDK_FLAGS, "firmware": HDK_FLAGS, "toolkit": CANN_FLAGS, "kernels": CANN_FLAGS,
-         "dockerRuntime": RUNTIME_FLAGS}
 ACTIONS = ("--full", "--install", "--upgrade", "--uninstall", "--check")
-SCENES = ("docker", "containerd", "crio", "isula")
+
+
+def installer_facts(kind: str, version: str) -> dict:
+    """The catalog's installer facts for this package (CANN's are the same for every catalogued release)."""
+    if kind in ("toolkit", "kernels"):
+        return next(iter(component_releases("cann").values()))["installer"]
+    return ascend_files.entry(kind, version)["installer"]
 
 
 class Refused(Exception):
     """The installer stops with this message and exit code 1."""
 
 
-def check_flags(kind: str, args: list[str]) -> str:
+def check_flags(kind: str, version: str, args: list[str]) -> str:
     """The one action the flags ask for, or Refused the way the real installers refuse."""
-    allowed, prefixes = FLAGS[kind]
+    allowed = installer_facts(kind, version)["flags"]
     for arg in args:
-        if arg not in allowed and not arg.startswith(prefixes):
+        name, has_value, _ = arg.partition("=")
+        if (name + "=" if has_value else name) not in allowed:
             raise Refused(f"unknown option {arg}")
     actions = [a for a in args if a in ACTIONS]
     if len(actions) != 1:
@@ -41,25 +47,39 @@ def check_flags(kind: str, args: list[str]) -> str:
     action = actions[0]
     if "--quiet" in args and action not in ("--full", "--install", "--upgrade"):
         raise Refused(f"--quiet cannot be used with {action}")
-    user_flags = [a for a in args if a == "--install-for-all" or a.startswith(HDK_FLAGS[1])]
+    user_flags = [a for a in args if a == "--install-for-all" or a.startswith(("--install-username=",
+                                                                                 "--install-usergroup="))]
     if kind in ("driver", "firmware") and action == "--upgrade" and user_flags:
         raise Refused(f"--upgrade cannot be combined with {user_flags[0]}")
-    scenes = [a.split("=", 1)[1] for a in args if a.startswith("--install-scene=")]
-    if any(scene not in SCENES for scene in scenes):
-        raise Refused(f"--install-scene must be one of {'|'.join(SCENES)}")
     return action
+
+
+def _lines(path: Path) -> list[list[str]]:
+    return [line.split(":") for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def check_driver_user(root: Path) -> None:
+    """HwHiAiUser: the user, the group, and the user in the group."""
+    users = {f[0]: f for f in _lines(root / "etc/passwd")}
+    groups = {f[0]: f for f in _lines(root / "etc/group")}
+    if "HwHiAiUser" not in users:
+        raise Refused("user HwHiAiUser does not exist")
+    if "HwHiAiUser" not in groups:
+        raise Refused("group HwHiAiUser does not exist")
+    group = groups["HwHiAiUser"]
+    if users["HwHiAiUser"][3] != group[2] and "HwHiAiUser" not in group[3].split(","):
+        raise Refused("user HwHiAiUser is not in group HwHiAiUser")
 
 
 def check_prerequisites(root: Path, kind: str, version: str, arch: str, args: list[str]) -> None:
     """What the real installers need before they copy anything."""
     if kind == "driver":
         release = sandbox.knob("kernel", "")
-        if not (root / f"lib/modules/{release}/build").is_dir():
+        dkms = shutil.which("dkms") and shutil.which("gcc")
+        if not (root / f"lib/modules/{release}/build").is_dir() and not dkms:
             raise Refused(f"kernel headers for {release} not found, cannot build the driver modules")
-        passwd = root / "etc/passwd"
-        has_user = passwd.exists() and any(line.startswith("HwHiAiUser:") for line in passwd.read_text().splitlines())
-        if not has_user and not any(a.startswith("--install-username=") for a in args):
-            raise Refused("user HwHiAiUser does not exist")
+        if not any(a.startswith("--install-username=") for a in args):
+            check_driver_user(root)
     if kind == "firmware" and not ascend_files.installed(root, "driver", arch):
         raise Refused("driver not installed, install the driver first")
     if kind == "kernels" and (ascend_files.installed(root, "toolkit", arch) or "").lower() != version.lower():
@@ -68,7 +88,12 @@ def check_prerequisites(root: Path, kind: str, version: str, arch: str, args: li
 
 def install(root: Path, kind: str, version: str, arch: str, args: list[str]) -> int:
     """Run the action the flags ask for; the exit code the real installer would give."""
-    action = check_flags(kind, args)
+    if kind == "dockerRuntime":
+        try:
+            return runtime_installer.run(root, version, arch, args)
+        except runtime_installer.Failed as failed:
+            raise Refused(str(failed)) from None
+    action = check_flags(kind, version, args)
     if os.geteuid() != 0:
         raise Refused("only root can install")
     present = ascend_files.installed(root, kind, arch)
@@ -78,8 +103,6 @@ def install(root: Path, kind: str, version: str, arch: str, args: list[str]) -> 
         if not present:
             raise Refused(f"{kind} is not installed")
         ascend_files.remove(root, kind, arch)
-        if kind == "dockerRuntime":
-            ascend_files.docker_helper(root, add=False)
         return 0
     if action in ("--full", "--install") and present:
         raise Refused(f"{kind} {present} is already installed, use --upgrade")
@@ -91,12 +114,13 @@ def install(root: Path, kind: str, version: str, arch: str, args: list[str]) -> 
         raise Refused(f"copying {kind} files failed half way")
     if action == "--upgrade":
         ascend_files.remove(root, kind, arch)
-    scene = next((a.split("=", 1)[1] for a in args if a.startswith("--install-scene=")), "docker")
-    ascend_files.write(root, kind, version, arch, scene)
-    if kind == "dockerRuntime" and scene == "docker":
-        ascend_files.docker_helper(root, add=True)
-    # ascend-deployer treats firmware exit code 2 as success; the stand-in gives it on upgrades to exercise that.
-    return 2 if kind == "firmware" and action == "--upgrade" else 0
+    ascend_files.write(root, kind, version, arch)
+    # Exit 2: installed, reboot needed. The driver gives it when it cannot hot-reset the NPUs; the firmware
+    # stand-in gives it on upgrades.
+    reboot = installer_facts(kind, version).get("reboot_exit_code", 0)
+    if kind == "driver" and sandbox.knob("driver-hot-reset") != "ok":
+        return reboot
+    return reboot if kind == "firmware" and action == "--upgrade" else 0
 
 
 def main(argv: list[str]) -> int:

@@ -20,7 +20,7 @@ from tests.host.fakenode.sandbox import KNOBS, LOGS
 
 HERE = Path(__file__).resolve().parent
 SSHD = "/usr/sbin/sshd"
-STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "npu-smi", "df")
+STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "cri-dockerd", "npu-smi", "df")
 DEFAULT_KNOBS = {"arch": "aarch64", "kernel": "5.10.0-182.0.0.95.oe2203sp3.aarch64"}
 STAGING = "var/cache/ascend-npu/packages"
 
@@ -80,6 +80,7 @@ class FakeNode:
             (self.root / directory).mkdir(parents=True, exist_ok=True)
         (self.root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/bash\n"
                                               "HwHiAiUser:x:1000:1000::/home/HwHiAiUser:/bin/bash\n")
+        (self.root / "etc/group").write_text("root:x:0:\nHwHiAiUser:x:1000:\n")
         (self.root / "proc/sys/kernel/random/boot_id").write_text(str(uuid.uuid4()) + "\n")
         for name, value in DEFAULT_KNOBS.items():
             self.knob(name, value)
@@ -180,6 +181,10 @@ SetEnv ASCEND_ROOT={self.root} PATH={self.bin}:/usr/bin:/bin HOME={self.root / '
 
     def preinstall(self, versions: dict[str, str], scene: str = "containerd") -> None:
         ascend_files.preinstall(self.root, DEFAULT_KNOBS["arch"], versions, scene)
+
+    def reboot(self) -> None:
+        """The node comes back from a reboot: a new boot id."""
+        (self.root / "proc/sys/kernel/random/boot_id").write_text(str(uuid.uuid4()) + "\n")
 
     def installer_calls(self) -> list[dict]:
         """Every installer run so far: file, kind, args, exit."""

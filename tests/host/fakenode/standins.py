@@ -1,8 +1,9 @@
-"""Stand-ins for the host tools the scripts call by name: uname, lspci, systemctl, getent, dockerd, npu-smi, df.
+"""Stand-ins for the host tools the scripts call by name: uname, lspci, systemctl, getent, dockerd, cri-dockerd,
+npu-smi, df.
 
 The fake node's bin directory holds one tiny wrapper per tool that runs `standins.py <tool> ARGS...`.
 Knobs (files under fake/knobs/): arch, kernel, pci-npus, pci-device, npu-smi-fixture, npu-smi-health ("NPU VALUE"),
-npu-smi-drop (an NPU id), npu-smi-fail, free-kb.
+npu-smi-drop (an NPU id), npu-smi-fail, free-kb, cri-dockerd-version.
 """
 from __future__ import annotations
 
@@ -63,6 +64,12 @@ def dockerd(args: list[str]) -> int:
     return 0
 
 
+def cri_dockerd(args: list[str]) -> int:
+    """`cri-dockerd --version` as Mirantis' binary prints it; knob `cri-dockerd-version` (default 0.4.0)."""
+    print(f"cri-dockerd {sandbox.knob('cri-dockerd-version', '0.4.0')} (b9b8893)", file=sys.stderr)
+    return 0
+
+
 def npu_smi_text() -> str:
     """The chosen fixture with the health and missing-NPU knobs applied."""
     text = (FIXTURES / f"{sandbox.knob('npu-smi-fixture', '910b')}.txt").read_text()
@@ -117,7 +124,7 @@ def npu_smi(args: list[str]) -> int:
 
 
 TOOLS = {"uname": uname, "lspci": lspci, "systemctl": systemctl, "getent": getent, "dockerd": dockerd,
-         "npu-smi": npu_smi, "df": df}
+         "cri-dockerd": cri_dockerd, "npu-smi": npu_smi, "df": df}
 
 if __name__ == "__main__":
     sys.exit(TOOLS[sys.argv[1]](sys.argv[2:]))
