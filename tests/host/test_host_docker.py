@@ -37,12 +37,14 @@ def test_merge_keeps_every_other_key_and_value(node):
     expected = json.loads(original)
     expected["runtimes"]["ascend"] = RUNTIME
     assert merged == expected  # in particular no default-runtime: the stack did not ask for one
-    assert "undid the runtime installer's edits" in result.stdout  # it had made ascend the default
+    # The runtime installer (6.0.RC3 takes --config-file-path) edited a private copy, never the user's file.
+    runtime_args = [call["args"] for call in node.installer_calls() if call["kind"] == "dockerRuntime"][0]
+    assert runtime_args[:2] == ["--install", "--install-scene=docker"]
+    assert runtime_args[2] == "--config-file-path=" + str(node.path("/var/lib/ascend-npu/scratch/daemon.json"))
     assert path.stat().st_mode & 0o777 == 0o600
     backup = path.with_name(f"daemon.json.bak.{hashlib.sha256(original.encode()).hexdigest()[:12]}")
     assert backup.read_text() == original
     assert node.systemctl_calls() == ["restart docker"]
-    assert ("dockerRuntime", "--install --install-scene=docker") in node.installers_run()
 
 
 def test_default_runtime_is_set_only_when_asked(node):

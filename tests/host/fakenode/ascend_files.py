@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -118,9 +119,11 @@ def write_partial(root: Path, kind: str) -> None:
     (part / "copied-before-the-failure").write_text("partial\n")
 
 
-def docker_helper(root: Path, add: bool) -> None:
-    """Like the runtime's install helper: add ascend (as the default runtime) to daemon.json, or take it out."""
-    path = Path(root) / "etc/docker/daemon.json"
+def docker_helper(root: Path, add: bool, path: str | None = None) -> None:
+    """Like the runtime's install helper: add ascend (as the default runtime) to daemon.json, or take it out; the
+    result replaces the file (`mv`) and gets mode 600 (run_main.sh of mind-cluster v6.0.0). PATH: the
+    --config-file-path given, else /etc/docker/daemon.json."""
+    path = Path(path) if path else Path(root) / "etc/docker/daemon.json"
     if not path.exists():
         return
     config = json.loads(path.read_text() or "{}")
@@ -131,7 +134,10 @@ def docker_helper(root: Path, add: bool) -> None:
     else:
         runtimes.pop("ascend", None)
         config.pop("default-runtime", None)
-    path.write_text(json.dumps(config, indent=4))
+    written = path.with_name(f"{path.name}.{os.getppid()}")
+    written.write_text(json.dumps(config, indent=4))
+    written.replace(path)
+    path.chmod(0o600)
 
 
 def preinstall(root: Path, arch: str, versions: dict[str, str], scene: str = "containerd") -> None:

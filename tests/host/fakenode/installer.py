@@ -1,7 +1,8 @@
 """Stand-in for the Ascend `.run` installers: their flags, exit codes and version files (ASCEND-FACTS 2 and 3).
 
 Each fake `.run` file execs this with its own name, kind, version and arch, then the flags it was given.
-Knobs: `installer-sleep` (seconds per run), `fail-<kind>` (stop half way: files copied, no version file).
+Knobs: `installer-sleep` (seconds per run), `fail-<kind>` (stop half way: files copied, no version file),
+`hold-<kind>` (seconds to wait after its files and config edits are written, before exiting).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ HDK_FLAGS = ({"--full", "--upgrade", "--quiet", "--nox11", "--check", "--uninsta
              ("--install-username=", "--install-usergroup="))
 CANN_FLAGS = ({"--install", "--upgrade", "--uninstall", "--install-for-all", "--quiet"}, ("--install-path=",))
 RUNTIME_FLAGS = ({"--install", "--upgrade", "--uninstall"},
-                 ("--install-path=", "--install-scene=", "--injection-mode="))
+                 ("--install-path=", "--install-scene=", "--injection-mode=", "--config-file-path="))
 FLAGS = {"driver": HDK_FLAGS, "firmware": HDK_FLAGS, "toolkit": CANN_FLAGS, "kernels": CANN_FLAGS,
          "dockerRuntime": RUNTIME_FLAGS}
 ACTIONS = ("--full", "--install", "--upgrade", "--uninstall", "--check")
@@ -72,14 +73,21 @@ def install(root: Path, kind: str, version: str, arch: str, args: list[str]) -> 
     if os.geteuid() != 0:
         raise Refused("only root can install")
     present = ascend_files.installed(root, kind, arch)
+    config = next((a.split("=", 1)[1] for a in args if a.startswith("--config-file-path=")), None)
+    scene = next((a.split("=", 1)[1] for a in args if a.startswith("--install-scene=")), "docker")
+    if config is not None and not Path(config).exists():
+        raise Refused(f"failed, file '{config}' does not exist.")
+    live = root / "etc/docker/daemon.json"
+    if kind == "dockerRuntime" and config is None and action != "--upgrade" and live.is_symlink():
+        raise Refused("/etc/docker/daemon.json is soft link")  # run_main.sh check_path, without --config-file-path
     if action == "--check":
         return 0
     if action == "--uninstall":
         if not present:
             raise Refused(f"{kind} is not installed")
         ascend_files.remove(root, kind, arch)
-        if kind == "dockerRuntime":
-            ascend_files.docker_helper(root, add=False)
+        if kind == "dockerRuntime" and scene == "docker":
+            ascend_files.docker_helper(root, add=False, path=config)
         return 0
     if action in ("--full", "--install") and present:
         raise Refused(f"{kind} {present} is already installed, use --upgrade")
@@ -91,10 +99,9 @@ def install(root: Path, kind: str, version: str, arch: str, args: list[str]) -> 
         raise Refused(f"copying {kind} files failed half way")
     if action == "--upgrade":
         ascend_files.remove(root, kind, arch)
-    scene = next((a.split("=", 1)[1] for a in args if a.startswith("--install-scene=")), "docker")
     ascend_files.write(root, kind, version, arch, scene)
     if kind == "dockerRuntime" and scene == "docker":
-        ascend_files.docker_helper(root, add=True)
+        ascend_files.docker_helper(root, add=True, path=config)
     # ascend-deployer treats firmware exit code 2 as success; the stand-in gives it on upgrades to exercise that.
     return 2 if kind == "firmware" and action == "--upgrade" else 0
 
@@ -104,6 +111,7 @@ def main(argv: list[str]) -> int:
     time.sleep(float(sandbox.knob("installer-sleep", "0")))
     try:
         code = install(sandbox.root(), kind, version, arch, args)
+        time.sleep(float(sandbox.knob(f"hold-{kind}", "0")))
         print(f"[INFO] {file}: {' '.join(args)} done")
     except Refused as refused:
         code = 1

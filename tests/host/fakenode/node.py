@@ -23,6 +23,7 @@ SSHD = "/usr/sbin/sshd"
 STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "npu-smi", "df")
 DEFAULT_KNOBS = {"arch": "aarch64", "kernel": "5.10.0-182.0.0.95.oe2203sp3.aarch64"}
 STAGING = "var/cache/ascend-npu/packages"
+NODE_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
 
 
 def missing_requirements() -> str | None:
@@ -90,6 +91,8 @@ class FakeNode:
         python = sys.executable
         wrappers = {tool: f'exec {python} {HERE}/standins.py {tool} "$@"' for tool in STANDINS}
         wrappers["fake-ascend-installer"] = f'exec {python} {HERE}/installer.py "$@"'
+        # The node's own python3 runs the scripts' Python parts, with the disk-fault knobs of faults/sitecustomize.py.
+        wrappers["python3"] = f'PYTHONPATH={HERE}/faults exec {NODE_PYTHON} "$@"'
         wrappers["containerd"] = (f'if [ "$(cat "$ASCEND_ROOT/{KNOBS}/containerd-major" 2>/dev/null)" = 2 ]; then\n'
                                   f'  exec {python} {HERE}/containerd2.py "$@"\nfi\n'
                                   f'exec {shutil.which("containerd")} "$@"')
