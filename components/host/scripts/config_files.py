@@ -52,8 +52,6 @@ def target_of(path):
     if not os.path.islink(path):
         return path
     target = os.path.realpath(path)
-    if ROOT and not target.startswith(ROOT + "/") and os.path.isabs(os.readlink(path)):
-        target = ROOT + target  # an absolute link in the sandbox points inside it
     if not os.path.exists(target):
         raise Refused("%s is a symbolic link to %s, which does not exist; fix the link, then rerun; nothing was "
                       "changed" % (shown(path), shown(target)))
