@@ -10,7 +10,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from tests.host.fakenode.loss import daemon_json_lost
+from tests.host.fakenode.loss import daemon_json_lost, text_lost
 from tests.host.fakenode.packages import NEW, OLD
 from tests.host.fakenode.runs import alive, holder, is_locked, kill_run, wait_for
 
@@ -203,6 +203,66 @@ def backup_left_empty_by_a_full_disk(node) -> Outcome:
     return Outcome(daemon_json_lost(original, path.read_bytes()), line_with(result.stdout, f"backup {stale.name}"))
 
 
-SCENARIOS = (symlinked_daemon_json, symlink_to_read_only_target, runtime_installer_chmods_the_config,
+CONFIG_TOML = """version = 2
+# registry and sandbox image of the platform team
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "registry.internal/pause:3.9"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    runtime_type = "io.containerd.runc.v2"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      SystemdCgroup = true
+"""
+
+
+def config_toml(node, at: str = "/etc/containerd/config.toml"):
+    """Write the user's config.toml (at AT; /etc/containerd/config.toml links to it when AT is elsewhere)."""
+    path = node.path(at)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(CONFIG_TOML)
+    os.chown(path, 1000, 1000)
+    path.chmod(0o640)
+    if at != "/etc/containerd/config.toml":
+        node.path("/etc/containerd").mkdir(parents=True, exist_ok=True)
+        node.path("/etc/containerd/config.toml").symlink_to(path)
+    node.preinstall(NEW)
+    return path
+
+
+def symlinked_config_toml(node) -> Outcome:
+    """containerd's config.toml is a symbolic link: the runtime lands in its target, owner and mode kept."""
+    target = config_toml(node, at="/srv/config-management/containerd/config.toml")
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode == 0, result.stderr
+    assert node.path("/etc/containerd/config.toml").is_symlink()
+    assert target.read_text().startswith(CONFIG_TOML) and "runtimes.ascend]" in target.read_text()
+    assert_owner_mode(target, 0o640, (1000, 1000))
+    return Outcome(text_lost(CONFIG_TOML, target.read_text()), line_with(result.stdout, "containerd: ascend runtime"))
+
+
+def full_disk_at_the_containerd_candidate(node) -> Outcome:
+    """/etc is full when the candidate config.toml is written: the real cause named, no traceback, no temp file."""
+    path = config_toml(node)
+    node.knob("disk-full", "etc/containerd")
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode != 0 and "Traceback" not in result.stderr and "imports" not in result.stderr
+    message = line_with(result.stderr, "no space left on the device holding /etc/containerd while writing a new "
+                                       "/etc/containerd/config.toml")
+    assert path.read_text() == CONFIG_TOML and sorted(p.name for p in path.parent.iterdir()) == ["config.toml"]
+    return Outcome(text_lost(CONFIG_TOML, path.read_text()), message)
+
+
+def temp_files_of_a_killed_run(node) -> Outcome:
+    """A run killed outright (no exit trap) left candidate files next to config.toml: the next run removes them."""
+    path = config_toml(node)
+    for name in ("config.toml.ascend-npu.Xy12Ab", ".config.toml.ascend-npu.k9Lm3q"):
+        (path.parent / name).write_text(CONFIG_TOML[:20])
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in path.parent.iterdir() if ".ascend-npu." in p.name) == []
+    return Outcome(text_lost(CONFIG_TOML, path.read_text()), line_with(result.stdout, "removed 2 temp file(s)"))
+
+
+SCENARIOS = (symlinked_daemon_json, symlinked_config_toml, full_disk_at_the_containerd_candidate,
+             temp_files_of_a_killed_run, symlink_to_read_only_target, runtime_installer_chmods_the_config,
              full_disk_at_the_backup, full_disk_before_any_installer, backup_left_empty_by_a_full_disk,
              session_killed_after_the_installer_wrote, second_run_while_one_is_active, connection_dropped_mid_run)
