@@ -47,9 +47,10 @@ finish() {
   if [[ $ASCEND_ALLOW_REBOOT == true ]]; then
     say "reboot required: new firmware takes effect after a reboot; rebooting in 1 s (SSH closed until the node is back)"
     close_ssh_listener
-    # Detached and delayed, so this step reports success first; a reboot that cannot start reopens SSH.
+    # Detached and delayed, so this step reports success first; a reboot that cannot start reopens SSH. It does
+    # not keep the run lock (fd 9).
     nohup sh -c 'sleep 1; systemctl reboot || systemctl start ssh.socket ssh.service sshd.service' \
-      </dev/null >/dev/null 2>&1 &
+      </dev/null >/dev/null 2>&1 9>&- &
   else
     say "reboot required: new firmware takes effect after a reboot (rollout.allowReboot is false; reboot the node)"
   fi

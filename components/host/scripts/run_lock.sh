@@ -47,6 +47,7 @@ lock_holder() {
 # Take the node's lock for this run or stop, naming the run that has it.
 # shellcheck disable=SC2153 # STEP is set by lib.sh
 hold_run_lock() {
+  command -v flock >/dev/null || die "flock not found, so runs cannot be kept apart; install util-linux, then rerun"
   mkdir -p "${RUN_LOCK%/*}"
   exec 9>>"$RUN_LOCK"
   flock -n 9 || die "$(lock_holder); nothing was changed"
