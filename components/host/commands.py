@@ -23,9 +23,9 @@ STEP_PARTS = {
                   "engine_containerd.sh", "config_journal.sh", "uninstall.sh"),
 }
 STEP_PYTHON = {
-    "install": ("config_files.py", "daemon_json.py", "containerd_config.py", "npu_smi.py", "versions.py"),
+    "install": ("config_files.py", "originals.py", "daemon_json.py", "containerd_config.py", "npu_smi.py", "versions.py"),
     "verify": ("npu_smi.py", "verify_report.py"),
-    "uninstall": ("config_files.py", "daemon_json.py", "containerd_config.py", "versions.py"),
+    "uninstall": ("config_files.py", "originals.py", "daemon_json.py", "containerd_config.py", "versions.py"),
 }
 # python3 -c runs this with the modules' sources in SOURCES: they import each other as files would, and
 # `py MODULE ARG...` (lib.sh) calls MODULE.main(ARGS). Linux caps one argument at 128 KiB (MAX_ARG_STRLEN).

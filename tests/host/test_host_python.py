@@ -14,8 +14,8 @@ import pytest
 from components.host import commands
 from tests.host.python_parts import part
 
-config_files, daemon_json, containerd_config, versions = (part(name) for name in (
-    "config_files", "daemon_json", "containerd_config", "versions"))
+config_files, originals, daemon_json, containerd_config, versions = (part(name) for name in (
+    "config_files", "originals", "daemon_json", "containerd_config", "versions"))
 PARTS = sorted(p.stem for p in commands.SCRIPTS.glob("*.py"))
 
 
@@ -106,27 +106,27 @@ def test_a_full_disk_names_the_file_and_leaves_the_original_and_no_temp_file(tmp
 
 def test_saved_original_survives_and_is_checked(tmp_path, as_root):
     path, saved = owned(tmp_path / "config.toml", "version = 2\n"), str(tmp_path / "state")
-    assert config_files.save_original(str(path), saved) == "saved"
-    assert config_files.save_original(str(path), saved) == "kept"  # an earlier save is never overwritten
+    assert originals.save_original(str(path), saved) == "saved"
+    assert originals.save_original(str(path), saved) == "kept"  # an earlier save is never overwritten
     owned(path, "version = 2\n# the installer's\n", mode=0o600, owner=(0, 0))
-    assert config_files.restore_original(str(path), saved) == "restored"
+    assert originals.restore_original(str(path), saved) == "restored"
     assert path.read_text() == "version = 2\n" and state(path) == (0o640, 1000, 1000)
-    data_file, _ = config_files.journal(str(path), saved)
+    data_file, _ = originals.journal(str(path), saved)
     with open(data_file, "w") as f:
         f.write("version = 2\n# half")  # a copy that does not match its checksum is not trusted
-    assert config_files.load_original(str(path), saved) is None
-    assert config_files.restore_original(str(path), saved) == "none"
+    assert originals.load_original(str(path), saved) is None
+    assert originals.restore_original(str(path), saved) == "none"
 
 
 def test_forget_if_unchanged_keeps_a_save_the_file_no_longer_matches(tmp_path):
     path, saved = tmp_path / "daemon.json", str(tmp_path / "state")
     path.write_text("{}\n")
-    config_files.save_original(str(path), saved)
+    originals.save_original(str(path), saved)
     path.write_text('{"default-runtime": "ascend"}\n')
-    assert config_files.forget_if_unchanged(str(path), saved) == "kept"
+    assert originals.forget_if_unchanged(str(path), saved) == "kept"
     path.write_text("{}\n")
-    assert config_files.forget_if_unchanged(str(path), saved) == "forgotten"
-    assert config_files.load_original(str(path), saved) is None
+    assert originals.forget_if_unchanged(str(path), saved) == "forgotten"
+    assert originals.load_original(str(path), saved) is None
 
 
 @pytest.mark.parametrize("text, reason", [

@@ -1,4 +1,4 @@
-"""Engine config files on the node: the user's original saved durably, checked backups, atomic writes through links.
+"""Engine config files on the node: checked backups and atomic, durable writes through symbolic links.
 
 Every write goes to a temp file next to its destination, is checked byte for byte, synced, renamed over the
 destination and its directory synced, so a reader (or a crash) sees the old file or the new one, never half of one.
@@ -6,7 +6,6 @@ A failure says what could not be written and why (a full disk by name), and leav
 """
 import errno
 import hashlib
-import json
 import os
 import stat
 import sys
@@ -162,106 +161,16 @@ def copy(source, destination):
     write_durably(destination, read(target_of(source)), 0o600)
 
 
-def journal(path, state):
-    """Where the original of PATH is kept: its bytes and a record (checksum, owner, mode) written after them."""
-    key = shown(path).strip("/").replace("/", "_")
-    return os.path.join(state, "originals", key), os.path.join(state, "originals", key + ".json")
-
-
-def load_original(path, state):
-    """The saved original of PATH as (record, bytes), or None when there is none or it fails its checksum."""
-    data_path, record_path = journal(path, state)
-    try:
-        record = json.loads(read(record_path).decode())
-        data = read(data_path) if record["exists"] else b""
-    except (OSError, ValueError, KeyError):
-        return None
-    if record["exists"] and (len(data) != record["size"] or sha256(data) != record["sha256"]):
-        return None
-    return record, data
-
-
-def save_original(path, state):
-    """Save PATH's content, owner and mode before anything may touch it; an intact earlier save is kept."""
-    if load_original(path, state) is not None:
-        return "kept"
-    forget_original(path, state)
-    data_path, record_path = journal(path, state)
-    target = target_of(path)
-    record = {"path": shown(path), "exists": os.path.exists(target)}
-    if record["exists"]:
-        data, status = read(target), os.stat(target)
-        record.update(size=len(data), sha256=sha256(data), mode=stat.S_IMODE(status.st_mode), uid=status.st_uid,
-                      gid=status.st_gid)
-        write_durably(data_path, data, 0o600)
-    # The record is written last: without it a save does not exist.
-    write_durably(record_path, json.dumps(record, sort_keys=True).encode(), 0o600)
-    return "saved"
-
-
-def same_as_original(path, record, data):
-    target = path if not os.path.lexists(path) else target_of(path)
-    if not record["exists"]:
-        return not os.path.lexists(path)
-    if not os.path.exists(target):
-        return False
-    status = os.stat(target)
-    return (read(target) == data and stat.S_IMODE(status.st_mode) == record["mode"]
-            and (status.st_uid, status.st_gid) == (record["uid"], record["gid"]))
-
-
-def restore_original(path, state, keep_current=False):
-    """Put the saved original back (content, owner, mode): none, same, restored or removed."""
-    saved = load_original(path, state)
-    if saved is None:
-        return "none"
-    record, data = saved
-    if same_as_original(path, record, data):
-        return "same"
-    if not record["exists"]:
-        os.unlink(path)
-        return "removed"
-    target = target_of(path) if os.path.lexists(path) else path
-    if keep_current and os.path.exists(target):
-        backup(path, read(target), os.stat(target))
-    write_durably(target, data, record["mode"], (record["uid"], record["gid"]))
-    return "restored"
-
-
-def forget_original(path, state):
-    """Drop the saved original: its record first, so a half-done forget reads as no save at all."""
-    data_path, record_path = journal(path, state)
-    for name in (record_path, data_path):
-        if os.path.lexists(name):
-            os.unlink(name)
-    if os.path.isdir(os.path.dirname(record_path)):
-        fsync_directory(os.path.dirname(record_path))
-    return "forgotten"
-
-
-def forget_if_unchanged(path, state):
-    """Drop the saved original when PATH is exactly it: nothing is left to recover."""
-    saved = load_original(path, state)
-    if saved is None or same_as_original(path, *saved):
-        return forget_original(path, state)
-    return "kept"
-
-
 COMMANDS = {
     "writable": lambda args: check_writable(args[0]) or "ok",
     "replace": lambda args: "backup=" + os.path.basename(replace(args[0], sys.stdin.buffer.read())),
     "write": lambda args: write(args[0], sys.stdin.buffer.read()) or "written",
     "copy": lambda args: copy(args[0], args[1]) or "copied",
-    "save": lambda args: save_original(args[0], args[1]),
-    "restore": lambda args: restore_original(args[0], args[1]),
-    "recover": lambda args: restore_original(args[0], args[1], keep_current=True),
-    "forget": lambda args: forget_original(args[0], args[1]),
-    "forget-if-unchanged": lambda args: forget_if_unchanged(args[0], args[1]),
 }
 
 
 def main(argv):
-    """config_files COMMAND PATH [STATE_DIR]: one word on stdout, or why not on stderr and exit 3."""
+    """config_files COMMAND PATH [PATH]: one word on stdout, or why not on stderr and exit 3."""
     try:
         print(COMMANDS[argv[0]](argv[1:]))
     except Refused as refused:

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# The engine config's original (content, owner, mode), saved durably (config_files.py) before any installer may
-# touch the file: a run after an interrupted one starts by putting it back, the runtime installer's own edit is
-# undone from it, and it is dropped once the stack's merge is in place, or at exit when the file still is it.
+# The engine config's original (content, owner, mode), saved durably (originals.py) before any installer may touch
+# the file: a run after an interrupted one starts by putting it back, the runtime installer's own edit is undone
+# from it, and it is dropped once the stack's merge is in place, or at exit when the file still is it.
 
 SCRATCH_DIR="$STATE_DIR/scratch"
 
@@ -27,7 +27,7 @@ remove_stale_temp_files() {
 recover_engine_config() {
   local config status
   config=$(engine_config_file)
-  status=$(py config_files recover "$config" "$STATE_DIR" 2>&1) || die "$status; no installer ran"
+  status=$(py originals recover "$config" "$STATE_DIR" 2>&1) || die "$status; no installer ran"
   case $status in
     restored) say "note: $(host_path "$config") put back as it was before an interrupted run (its content since" \
       "is kept as a .bak file)" ;;
@@ -36,19 +36,19 @@ recover_engine_config() {
 }
 
 forget_engine_config_if_unchanged() {
-  py config_files forget-if-unchanged "$(engine_config_file)" "$STATE_DIR" >/dev/null 2>&1 || true
+  py originals forget-if-unchanged "$(engine_config_file)" "$STATE_DIR" >/dev/null 2>&1 || true
 }
 
 # Save the original durably; from here until the merge is in place a saved copy exists on disk.
 save_engine_config() {
   local config status
   config=$(engine_config_file)
-  status=$(py config_files save "$config" "$STATE_DIR" 2>&1) || die "cannot save the original of" \
+  status=$(py originals save "$config" "$STATE_DIR" 2>&1) || die "cannot save the original of" \
     "$(host_path "$config") before the installers run: $status; no installer ran"
   at_exit forget_engine_config_if_unchanged
 }
 
-forget_engine_config() { py config_files forget "$(engine_config_file)" "$STATE_DIR" >/dev/null; }
+forget_engine_config() { py originals forget "$(engine_config_file)" "$STATE_DIR" >/dev/null; }
 
 # The Ascend Docker Runtime takes --config-file-path from 6.0.RC3 (mind-cluster v6.0.0-RC3 and v6.0.0,
 # component/ascend-docker-runtime/build/scripts/run_main.sh); older releases only edit the live file.
@@ -70,7 +70,7 @@ with_engine_config_kept() {
     args+=("--config-file-path=$scratch")
   fi
   "${args[@]}" || rc=$?
-  status=$(py config_files restore "$config" "$STATE_DIR" 2>&1) || die "$status"
+  status=$(py originals restore "$config" "$STATE_DIR" 2>&1) || die "$status"
   case $status in
     restored) say "note: undid the runtime installer's edits to $(host_path "$config") (content, owner and mode as" \
       "saved)" ;;
