@@ -19,7 +19,7 @@ STEP_PARTS = {
     "install": ("lib.sh", "run_lock.sh", "npu_smi.sh", "guards.sh", "preflight.sh", "packages.sh", "npu_stack.sh",
                 "engine_docker.sh", "engine_containerd.sh", "config_journal.sh", "install.sh"),
     "verify": ("lib.sh", "npu_smi.sh", "verify.sh"),
-    "uninstall": ("lib.sh", "run_lock.sh", "guards.sh", "packages.sh", "npu_stack.sh", "engine_docker.sh",
+    "uninstall": ("lib.sh", "run_lock.sh", "npu_smi.sh", "guards.sh", "packages.sh", "npu_stack.sh", "engine_docker.sh",
                   "engine_containerd.sh", "config_journal.sh", "uninstall.sh"),
 }
 STEP_PYTHON = {

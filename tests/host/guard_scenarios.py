@@ -93,6 +93,21 @@ def npu_jobs_with_disruption_allowed(node) -> Outcome:
     return Outcome(daemon_json_lost(original, path.read_bytes()), message)
 
 
+def npu_jobs_at_destroy(node) -> Outcome:
+    """pulumi destroy with uninstallOnDestroy while NPU jobs run: refused before any --uninstall."""
+    path, original = daemon_json(node)
+    spec = node.spec(runtime="docker", uninstall=True)
+    assert node.run_step(spec, "install").returncode == 0
+    installed = path.read_bytes()
+    node.clear_logs()
+    node.knob("npu-smi-fixture", "910b-wide")
+    result = node.run(node.steps(spec)["install"].delete)
+    assert result.returncode != 0 and node.installer_calls() == [] and path.read_bytes() == installed
+    message = line_with(result.stderr, "1 process(es) are using the NPUs (see npu-smi info) and would be killed: "
+                                       "the driver or firmware is replaced or removed")
+    return Outcome(daemon_json_lost(original, path.read_bytes()), message)
+
+
 def k3s_or_rke2_node(node, program: str, generated_at: str) -> Outcome:
     original = K3S_GENERATED.replace("k3s", program)
     path = node.path(generated_at)
@@ -197,6 +212,7 @@ def default_runtime_on_then_off_containerd(node) -> Outcome:
 
 
 SCENARIOS = (newer_driver_installed, npu_jobs_and_docker_without_live_restore, npu_jobs_with_disruption_allowed,
+             npu_jobs_at_destroy,
              k3s_node, rke2_node, k3s_header_in_etc, nan_in_daemon_json, duplicate_key_in_daemon_json,
              multi_line_imports_with_comments, runc_without_systemd_cgroup, default_runtime_on_then_off_docker,
              default_runtime_on_then_off_containerd)

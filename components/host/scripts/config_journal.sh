@@ -16,7 +16,7 @@ remove_stale_temp_files() {
   config=$(engine_config_file)
   dir=${config%/*}
   [[ -d $dir ]] || return 0
-  mapfile -t stale < <(find "$dir" "$dir/conf.d" "$STATE_DIR" -maxdepth 2 -name '*.ascend-npu.*' -type f 2>/dev/null)
+  mapfile -t stale < <(find "$dir" "$STATE_DIR" -maxdepth 2 -name '*.ascend-npu.*' -type f 2>/dev/null)
   ((${#stale[@]} > 0)) || return 0
   rm -f -- "${stale[@]}"
   say "note: removed ${#stale[@]} temp file(s) an interrupted run left next to $(host_path "$config")"

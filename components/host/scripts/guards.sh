@@ -98,7 +98,7 @@ check_disruption() {
   busy=$(npu_work)
   ((busy > 0)) || return 0
   if [[ " $* " == *" driver "* || " $* " == *" firmware "* ]]; then
-    disruptive+=("the driver or firmware is replaced")
+    disruptive+=("the driver or firmware is replaced or removed")
   fi
   if [[ $ASCEND_ENGINE == docker && ${DOCKER_CHANGE:-no} == yes && ${DOCKER_LIVE_RESTORE:-no} != yes ]]; then
     disruptive+=("docker restarts without live-restore (its containers stop with it)")

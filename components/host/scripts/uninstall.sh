@@ -11,6 +11,8 @@ if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_
   SCRIPTS_DIR=$here
   # shellcheck source=run_lock.sh
   . "$here/run_lock.sh"
+  # shellcheck source=npu_smi.sh
+  . "$here/npu_smi.sh"
   # shellcheck source=guards.sh
   . "$here/guards.sh"
   # shellcheck source=packages.sh
@@ -52,6 +54,9 @@ uninstall_package() {
 main() {
   local kind line
   hold_run_lock
+  # Removing the driver and firmware kills NPU work as surely as replacing them does.
+  check_disruption driver firmware
+  stop_on_problems "uninstall refused; nothing was changed"
   remove_stale_temp_files
   recover_engine_config
   save_engine_config
