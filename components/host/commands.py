@@ -23,7 +23,8 @@ STEP_PARTS = {
                   "engine_containerd.sh", "config_journal.sh", "uninstall.sh"),
 }
 STEP_PYTHON = {
-    "install": ("config_files.py", "originals.py", "daemon_json.py", "containerd_config.py", "npu_smi.py", "versions.py"),
+    "install": ("config_files.py", "originals.py", "daemon_json.py", "containerd_config.py", "npu_smi.py",
+                "versions.py"),
     "verify": ("npu_smi.py", "verify_report.py"),
     "uninstall": ("config_files.py", "originals.py", "daemon_json.py", "containerd_config.py", "versions.py"),
 }

@@ -167,8 +167,9 @@ def multi_line_imports_with_comments(node) -> Outcome:
     spec = node.spec(uninstall=True)
     result = node.run_step(spec, "install")
     assert result.returncode == 0, result.stderr
-    assert path.read_text() == original.replace(
-        '"/etc/containerd/certs.toml",', '"/etc/containerd/certs.toml", "/etc/containerd/conf.d/99-ascend-runtime.toml",')
+    drop_in = "/etc/containerd/conf.d/99-ascend-runtime.toml"
+    assert path.read_text() == original.replace('"/etc/containerd/certs.toml",',
+                                                f'"/etc/containerd/certs.toml", "{drop_in}",')
     removed = node.run(node.steps(spec)["install"].delete)
     assert removed.returncode == 0, removed.stderr
     assert path.read_text() == original

@@ -13,12 +13,11 @@ STEP="${STEP:-host}"
 PROBLEMS=()
 TEMP_FILES=()
 trap remove_temp_files EXIT
-# A signal ends the step through EXIT, so its temp files go too; a dropped connection must not kill a step half way
-# (its output is lost, the step carries on and the run log keeps what it said).
-trap 'exit 129' HUP
+# INT and TERM end the step through EXIT, so its temp files go too. A dropped connection (HUP, or a closed pipe on
+# the next line of output) must not stop a step half way: it carries on, and the run log keeps what it said.
 trap 'exit 130' INT
 trap 'exit 143' TERM
-trap '' PIPE
+trap '' HUP PIPE
 
 say() {
   printf '[%s] %s\n' "$STEP" "$*" 2>/dev/null || true
@@ -28,7 +27,10 @@ complain() {
   printf '[%s] %s\n' "$STEP" "$*" >&2 2>/dev/null || true
   log_line "$*"
 }
-log_line() { { mkdir -p "${RUN_LOG%/*}" && printf '%s [%s] %s\n' "$(date -u +%FT%TZ)" "$STEP" "$*" >>"$RUN_LOG"; } 2>/dev/null || true; }
+log_line() {
+  { mkdir -p "${RUN_LOG%/*}" && printf '%s [%s] %s\n' "$(date -u +%FT%TZ)" "$STEP" "$*" >>"$RUN_LOG"; } 2>/dev/null ||
+    true
+}
 die() { complain "$*"; exit 1; }
 problem() { PROBLEMS+=("$*"); }
 forget_problems() { PROBLEMS=(); }

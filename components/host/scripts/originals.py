@@ -41,8 +41,8 @@ def save_original(path, state):
     record = {"path": config_files.shown(path), "exists": os.path.exists(target)}
     if record["exists"]:
         data, status = config_files.read(target), os.stat(target)
-        record.update(size=len(data), sha256=config_files.sha256(data), mode=stat.S_IMODE(status.st_mode), uid=status.st_uid,
-                      gid=status.st_gid)
+        record.update(size=len(data), sha256=config_files.sha256(data), mode=stat.S_IMODE(status.st_mode),
+                      uid=status.st_uid, gid=status.st_gid)
         config_files.write_durably(data_path, data, 0o600)
     # The record is written last: without it a save does not exist.
     config_files.write_durably(record_path, json.dumps(record, sort_keys=True).encode(), 0o600)

@@ -39,8 +39,8 @@ lock_holder() {
       "(pid $session) is gone: a dropped connection left it orphaned; it finishes on its own (its log:" \
       "/var/log/ascend-npu/run.log), so wait for it, then rerun (or stop it first with kill $pid)"
   else
-    echo "another ascend-npu $step is running on this node (pid $pid, since $since${session:+, SSH session pid $session});" \
-      "wait for it to finish, then rerun"
+    echo "another ascend-npu $step is running on this node (pid $pid, since" \
+      "$since${session:+, SSH session pid $session}); wait for it to finish, then rerun"
   fi
 }
 
