@@ -7,6 +7,7 @@ import time
 from contextlib import redirect_stdout
 from pathlib import Path
 
+from bench.host_faults import print_fault_table, run_scenarios
 from bench.host_steps import measure_host_runs
 from bench.synthetic import ROOT, write_synthetic
 from components.plan.__main__ import plan, run_stack
@@ -60,6 +61,7 @@ def main() -> None:
     figures = measure_host_runs()
     print("host steps on the fake node over SSH: " + ", ".join(f"{k} {v:.2f} s" if isinstance(v, float) else
                                                                f"{k} {v}" for k, v in figures.items()))
+    print_fault_table(run_scenarios())
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ def test_a_runtime_release_outside_the_catalog_is_refused_with_the_known_ones(tm
 
 
 def compatibility(tmp_path: Path, driver: str, firmware: str) -> str:
-    """compat.sh's verdict on the catalog records of DRIVER and FIRMWARE: empty when they go together."""
+    """The node's verdict (firmware_compat.py, run as compat.sh runs it) on the catalog records of DRIVER and
+    FIRMWARE: empty when they go together."""
     drv = component_releases("npu-driver")[driver]["record"]
     fw = component_releases("npu-firmware")[firmware]["record"]
     home = tmp_path / driver / firmware
@@ -51,7 +52,8 @@ def compatibility(tmp_path: Path, driver: str, firmware: str) -> str:
                                               f"compatible_version_fw={drv['compatible_version_fw']}\n")
     (home / "firmware/version.info").write_text(f"Version={firmware}\n"
                                                 f"compatible_version_drv={fw['compatible_version_drv']}\n")
-    program = f'ASCEND_HOME={home}; . {SCRIPTS / "compat.sh"}; check_firmware_compatibility; echo "$COMPAT_PROBLEM"'
+    program = (f'py() {{ python3 "{SCRIPTS}/$1.py" "${{@:2}}"; }}; ASCEND_HOME={home}; . {SCRIPTS / "compat.sh"}; '
+               'check_firmware_compatibility; echo "$COMPAT_PROBLEM"')
     return subprocess.run(["bash", "-c", program], capture_output=True, text=True).stdout.strip()
 
 

@@ -14,17 +14,39 @@ from components.spec.packages import NEEDS_ARCH, NEEDS_CHIP, Kind, PackageFile, 
 
 SCRIPTS = Path(__file__).parent / "scripts"
 DEFAULT_STAGING = "/var/cache/ascend-npu/packages"
-# Each step's script: lib.sh, the parts it uses, then the step's own file (which calls main).
+# Each step's script: lib.sh, the Python parts it runs (one bundle), the shell parts it uses, then the step's own
+# file (which calls main).
 STEP_PARTS = {
-    "install": ("lib.sh", "npu_smi.sh", "preflight.sh", "packages.sh", "npu_stack.sh", "compat.sh",
-                "engine_docker.sh", "engine_containerd.sh", "install.sh"),
+    "install": ("lib.sh", "run_lock.sh", "npu_smi.sh", "guards.sh", "preflight.sh", "packages.sh", "npu_stack.sh",
+                "compat.sh", "engine_docker.sh", "engine_containerd.sh", "config_journal.sh", "install.sh"),
     "verify": ("lib.sh", "npu_smi.sh", "compat.sh", "verify.sh"),
-    "uninstall": ("lib.sh", "packages.sh", "npu_stack.sh", "engine_docker.sh", "engine_containerd.sh",
-                  "uninstall.sh"),
+    "uninstall": ("lib.sh", "run_lock.sh", "npu_smi.sh", "guards.sh", "packages.sh", "npu_stack.sh", "engine_docker.sh",
+                  "engine_containerd.sh", "config_journal.sh", "uninstall.sh"),
 }
 # cri-dockerd hands a pod's runtime handler (its RuntimeClass) to Docker only from 0.4.0: Mirantis/cri-dockerd#350
 # (merged 2024-04) was not taken into release/0.3 (#387 stays open); ../shared facts, section 6.
 CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS = "0.4.0"
+STEP_PYTHON = {
+    "install": ("config_files.py", "originals.py", "daemon_json.py", "containerd_config.py", "npu_smi.py",
+                "versions.py", "firmware_compat.py"),
+    "verify": ("npu_smi.py", "verify_report.py", "firmware_compat.py"),
+    "uninstall": ("config_files.py", "originals.py", "daemon_json.py", "containerd_config.py", "versions.py"),
+}
+# python3 -c runs this with the modules' sources in SOURCES: they import each other as files would, and
+# `py MODULE ARG...` (lib.sh) calls MODULE.main(ARGS). Linux caps one argument at 128 KiB (MAX_ARG_STRLEN).
+BUNDLE_LOADER = """import importlib.abc, importlib.util, sys
+SOURCES = %r
+class Bundle(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path=None, target=None):
+        return importlib.util.spec_from_loader(name, self) if name in SOURCES else None
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        exec(compile(SOURCES[module.__name__], module.__name__ + ".py", "exec"), module.__dict__)
+sys.meta_path.insert(0, Bundle())
+sys.exit(importlib.import_module(sys.argv[1]).main(sys.argv[2:]))
+"""
+BUNDLE_LIMIT = 128 * 1024
 # The env prefix of a kind's parameters: ASCEND_<PREFIX>_FILE, ASCEND_<PREFIX>_SHA256.
 KIND_PREFIX = {Kind.DRIVER: "DRIVER", Kind.FIRMWARE: "FIRMWARE", Kind.TOOLKIT: "TOOLKIT", Kind.KERNELS: "KERNELS",
                Kind.DOCKER_RUNTIME: "DOCKER_RUNTIME"}
@@ -42,14 +64,31 @@ class HostStep:
 
 
 def script_text(step: str) -> str:
-    """The self-contained script of a step: its parts concatenated, lib.sh first."""
-    return _joined(SCRIPTS, STEP_PARTS[step])
+    """The self-contained script of a step: lib.sh, its Python bundle, then the other parts concatenated."""
+    first, *rest = STEP_PARTS[step]
+    return _joined(SCRIPTS, (first,)) + python_bundle(step) + _joined(SCRIPTS, tuple(rest))
 
 
 @lru_cache(maxsize=None)
 def _joined(directory: Path, parts: tuple[str, ...]) -> str:
     """Read once per run: every node's steps carry the same scripts."""
     return "".join((directory / part).read_text() for part in parts)
+
+
+def python_bundle(step: str) -> str:
+    """The shell lines that set PYTHON_BUNDLE: the loader with the step's Python parts as strings."""
+    return _bundle(SCRIPTS, STEP_PYTHON[step])
+
+
+@lru_cache(maxsize=None)
+def _bundle(directory: Path, modules: tuple[str, ...]) -> str:
+    sources = {name.removesuffix(".py"): (directory / name).read_text() for name in modules}
+    program = BUNDLE_LOADER % sources
+    if len(program.encode()) >= BUNDLE_LIMIT:
+        raise ValueError(f"the Python parts of a step exceed {BUNDLE_LIMIT} bytes, python3 -c could not take them")
+    # A quoted here-document keeps every byte; the loader is one line per statement and SOURCES one repr line, so
+    # no line of it can equal the delimiter.
+    return f"read -r -d '' PYTHON_BUNDLE <<'ASCEND_NPU_PYTHON' || true\n{program}ASCEND_NPU_PYTHON\n"
 
 
 def node_packages(spec: StackSpec, node: NodeSpec) -> tuple[PackageFile, ...]:
@@ -91,6 +130,8 @@ def _install_settings(spec: StackSpec, node: NodeSpec, staging_dir: str) -> list
     settings = [("ASCEND_ARCH", node.arch.value), ("ASCEND_ENGINE", node.container_runtime.value),
                 ("ASCEND_DEFAULT_RUNTIME", _flag(spec.cluster.ascend_default_runtime)),
                 ("ASCEND_ALLOW_REBOOT", _flag(spec.rollout.allow_reboot)),
+                ("ASCEND_ALLOW_DOWNGRADE", _flag(spec.rollout.allow_downgrade)),
+                ("ASCEND_ALLOW_DISRUPTION", _flag(spec.rollout.allow_disruption)),
                 ("ASCEND_SOURCE", spec.packages.source.value), ("ASCEND_STAGING", staging_dir)]
     if spec.packages.source is Source.MIRROR:
         settings.append(("ASCEND_MIRROR_URL", spec.packages.mirror_url or ""))

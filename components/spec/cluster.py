@@ -39,6 +39,10 @@ class Rollout(SpecModel):
     allow_reboot: bool = Field(False, description="Reboot a node when new firmware needs it, then wait for it.")
     uninstall_on_destroy: bool = Field(False, description="`pulumi destroy` uninstalls the NPU software "
                                                           "(default: leave it installed).")
+    allow_downgrade: bool = Field(False, description="Install versions older than the ones a node has (default: "
+                                                     "refuse before any installer, naming both versions).")
+    allow_disruption: bool = Field(False, description="Replace driver or firmware and restart the container engine "
+                                                      "while NPU work runs (kills it); default: refuse such a node.")
 
     @field_validator("max_parallel")
     @classmethod

@@ -36,7 +36,7 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("versions", Versions, "Exact firmware, driver, CANN and Ascend Docker Runtime versions.",
               required=True),
     ConfigKey("packages", Packages, "The `.run` installers: source, files and SHA-256 sums.", required=True),
-    ConfigKey("rollout", Rollout, "Canary nodes, nodes per wave, reboot and destroy behaviour."),
+    ConfigKey("rollout", Rollout, "Canary nodes, nodes per wave, reboot, downgrade, disruption and destroy behaviour."),
     ConfigKey("devicePlugin", DevicePlugin, "Ascend device plugin: image, Volcano mode, resources."),
     ConfigKey("exporter", Exporter, "NPU exporter: on/off, image, port, resources."),
     ConfigKey("monitoring", Monitoring, "Prometheus Operator objects, Prometheus pods, alert thresholds."),

@@ -1,15 +1,13 @@
 """The verify step: versions read back, every npu-smi format parsed, unhealthy or missing chips refused."""
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from components.host.commands import SCRIPTS
 from tests.host.fakenode.node import step_report
 from tests.host.fakenode.packages import NEW, OLD
+from tests.host.python_parts import part
 
 FIXTURES = Path(__file__).parent / "fakenode" / "npu_smi"
 # fixture: (chip count, first chip, last chip) as verify must report them
@@ -28,10 +26,8 @@ EXPECTED = {
 
 
 def parse_locally(text: str) -> list[dict]:
-    """The parser the verify step ships, run here on a fixture."""
-    program = f'. {SCRIPTS / "npu_smi.sh"}; npu_smi_chips'
-    result = subprocess.run(["bash", "-c", program], input=text, capture_output=True, text=True, check=True)
-    return json.loads(result.stdout)
+    """The parser the verify step ships (npu_smi.py), run here on a fixture."""
+    return part("npu_smi").chips(text)
 
 
 @pytest.mark.parametrize("fixture", sorted(EXPECTED))

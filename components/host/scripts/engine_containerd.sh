@@ -9,101 +9,21 @@
 CONTAINERD_CONFIG="$ROOT/etc/containerd/config.toml"
 DROP_IN_PATH=/etc/containerd/conf.d/99-ascend-runtime.toml # as containerd sees it
 DROP_IN="$ROOT$DROP_IN_PATH"
-K3S_CONTAINERD="$ROOT/var/lib/rancher/k3s/agent/etc/containerd"
+CONTAINERD_DEFAULT_RECORD="$STATE_DIR/default-runtime.containerd"
 
-# argv: mode (add|remove|import|unimport), config version (2|3), file, make ascend the default (true|false),
-# SystemdCgroup (true|false), runtime path, import entry. Prints the edited file; edits are textual, so comments,
-# order and formatting of everything else stay as they were.
-read -r -d '' CONTAINERD_EDIT <<'PY' || true
-import re, sys
-
-mode, version, path, make_default, systemd, binary, entry = sys.argv[1:8]
-cri = 'plugins."%s".containerd' % ("io.containerd.cri.v1.runtime" if version == "3" else "io.containerd.grpc.v1.cri")
-begin, end = "# ascend-npu: ascend runtime (begin)", "# ascend-npu: ascend runtime (end)"
-try:
-    with open(path) as f:
-        lines = f.read().splitlines()
-except FileNotFoundError:
-    lines = []
-if not any(line.strip() and not line.strip().startswith("#") for line in lines) and mode in ("add", "import"):
-    lines = ["version = %s" % version]
-
-
-def is_header(line):
-    return re.match(r"\s*\[", line) is not None
-
-
-def table(line):
-    match = re.match(r"\s*\[([^\[\]]+)\]\s*(#.*)?$", line)
-    return re.sub(r"\s+", "", match.group(1)).replace("'", '"') if match else None
-
-
-def section(name):
-    start = next((i for i, line in enumerate(lines) if table(line) == name), None)
-    if start is None:
-        return None
-    return start, next((i for i in range(start + 1, len(lines)) if is_header(lines[i])), len(lines))
-
-
-def set_default_runtime(name):
-    """Point default_runtime_name at NAME; with None, only move it off ascend."""
-    found = section(cri)
-    key = re.compile(r"""(\s*default_runtime_name\s*=\s*)("[^"]*"|'[^']*')(.*)$""")
-    for i in range(found[0] + 1, found[1]) if found else ():
-        match = key.match(lines[i])
-        if match:
-            current = match.group(2)[1:-1]
-            wanted = name or ("runc" if current == "ascend" else current)
-            if wanted != current:
-                lines[i] = '%s"%s"%s' % (match.group(1), wanted, match.group(3))
-            return
-    if name and found:
-        lines.insert(found[0] + 1, '  default_runtime_name = "%s"' % name)
-    elif name:
-        lines.extend(["", "[%s]" % cri, '  default_runtime_name = "%s"' % name])
-
-
-def edit_imports(add):
-    """Add ENTRY to, or drop it from, the top-level imports list; other entries stay as written."""
-    global lines
-    first_table = next((i for i, line in enumerate(lines) if is_header(line)), len(lines))
-    head = "\n".join(lines[:first_table])
-    match = re.search(r"^[ \t]*imports\s*=\s*\[(.*?)\]", head, re.S | re.M)
-    items = [a or b for a, b in re.findall(r'"([^"]*)"|\'([^\']*)\'', match.group(1))] if match else []
-    if add and entry not in items:
-        if match:
-            inner = match.group(1).rstrip()
-            sep = "" if not inner.strip() else (" " if inner.endswith(",") else ", ")
-            head = head[:match.start(1)] + inner + sep + '"%s"' % entry + head[match.end(1):]
-        else:
-            at = next((i + 1 for i, line in enumerate(lines[:first_table]) if re.match(r"\s*version\s*=", line)), 0)
-            head = "\n".join(lines[:at] + ['imports = ["%s"]' % entry] + lines[at:first_table])
-    elif not add and entry in items:
-        kept = ", ".join('"%s"' % item for item in items if item != entry)
-        head = head[:match.start()] + "imports = [%s]" % kept + head[match.end():]
-    lines = (head.split("\n") if head else []) + lines[first_table:]
-
-
-if mode == "add":
-    if section(cri + ".runtimes.ascend") is None:
-        lines += ["", begin, "[%s.runtimes.ascend]" % cri, '  runtime_type = "io.containerd.runc.v2"',
-                  "[%s.runtimes.ascend.options]" % cri, '  BinaryName = "%s"' % binary,
-                  "  SystemdCgroup = %s" % systemd, end]
-    set_default_runtime("ascend" if make_default == "true" else None)
-elif mode == "remove":
-    if begin in lines and end in lines:
-        start = lines.index(begin)
-        start -= 1 if start and not lines[start - 1].strip() else 0  # the blank line "add" put before it
-        del lines[start:lines.index(end) + 1]
-    set_default_runtime(None)
-else:
-    edit_imports(mode == "import")
-print("\n".join(lines), end="\n" if lines else "")
-PY
-# edit_containerd_config MODE VERSION FILE [SYSTEMD_CGROUP [IMPORT_ENTRY]]: the edited FILE on stdout.
+# edit_containerd_config MODE VERSION FILE OUT [SYSTEMD_CGROUP | IMPORT_ENTRY]: the edited FILE written to OUT
+# (containerd_config.py; the user's recorded default runtime comes back when ascend stops being the default). A
+# failure is collected as a problem, naming the file and why (a full disk by name).
 edit_containerd_config() {
-  python3 -c "$CONTAINERD_EDIT" "$1" "$2" "$3" "${ASCEND_DEFAULT_RUNTIME:-false}" "${4:-true}" "$RUNTIME_BINARY" \
-    "${5:-$DROP_IN_PATH}"
+  local recorded="" why
+  if [[ -f $CONTAINERD_DEFAULT_RECORD ]]; then recorded=$(<"$CONTAINERD_DEFAULT_RECORD"); fi
+  case $1 in
+    import | unimport) why=$(py containerd_config "$1" "$2" "$3" "$4" "${5:-$DROP_IN_PATH}" 2>&1) ;;
+    *) why=$(py containerd_config "$1" "$2" "$3" "$4" "${ASCEND_DEFAULT_RUNTIME:-false}" "${5:-}" "$RUNTIME_BINARY" \
+      "$recorded" 2>&1) ;;
+  esac && return 0
+  problem "containerd: $why; config.toml was left untouched"
+  return 1
 }
 
 containerd_major() { containerd --version | awk '{ v = $3; sub(/^v/, "", v); split(v, part, "."); print part[1] }'; }
@@ -142,14 +62,13 @@ config_dump() {
   printf '%s\n' "$text" | grep -v '^imports = ' >"$out"
 }
 
-# The cgroup driver runc uses in a dump, so ascend matches every other pod on the node (default: systemd).
+# The cgroup driver runc uses in a dump, so ascend matches every other pod on the node; nothing when runc sets none
+# (ascend then gets containerd's own default too, cgroupfs on 1.x).
 runc_systemd_cgroup() {
-  local value
-  value=$(awk -v header="[plugins.\"$(cri_plugin "$2")\".containerd.runtimes.runc.options]" '
+  awk -v header="[plugins.\"$(cri_plugin "$2")\".containerd.runtimes.runc.options]" '
     { line = $0; gsub(/^[ \t]+|[ \t]+$/, "", line) }
     line ~ /^\[/ { inside = (line == header); next }
-    inside && line ~ /^SystemdCgroup[ \t]*=/ { sub(/^[^=]*=[ \t]*/, "", line); print line; exit }' "$1")
-  echo "${value:-true}"
+    inside && line ~ /^SystemdCgroup[ \t]*=/ { sub(/^[^=]*=[ \t]*/, "", line); print line; exit }' "$1"
 }
 
 # Whether a dump has the ascend runtime (and, when asked, as the default): an import can hide it on 1.x.
@@ -163,12 +82,6 @@ effective_has_ascend() {
 # PLAN_CHANGE is none when the files already are as wanted. Nothing on the host changes. Problems are collected.
 plan_containerd() {
   local mode=$1 major version check next_to
-  if [[ -e $CONTAINERD_CONFIG.tmpl || -d $K3S_CONTAINERD ]]; then
-    problem "containerd: k3s manages this node's containerd config (it renders config.toml from config.toml.tmpl" \
-      "at every start); add the ascend runtime to that template as the k3s docs describe, then rerun; nothing" \
-      "was changed"
-    return 1
-  fi
   temp_file && PLAN_BEFORE=$REPLY
   temp_file && PLAN_AFTER=$REPLY
   if ! config_dump "$CONTAINERD_CONFIG" "$PLAN_BEFORE"; then
@@ -179,6 +92,7 @@ plan_containerd() {
   major=$(containerd_major)
   version=$(config_version "$CONTAINERD_CONFIG")
   if ! has_settings "$CONTAINERD_CONFIG"; then version=$((major >= 2 ? 3 : 2)); fi
+  PLAN_MAJOR=$major PLAN_VERSION=$version
   if ! [[ $version == 2 || ($version == 3 && $major -ge 2) ]]; then
     problem "containerd: /etc/containerd/config.toml is config version ${version:-1}; containerd $major.x takes" \
       "the ascend runtime in version 2$( ((major >= 2)) && echo ' or 3'): migrate the file ('containerd config" \
@@ -191,20 +105,20 @@ plan_containerd() {
   temp_file "$next_to.ascend-npu.XXXXXX" && PLAN_MAIN=$REPLY
   temp_file && PLAN_DROP=$REPLY
   check=$PLAN_MAIN
+  local cgroup
+  cgroup=$(runc_systemd_cgroup "$PLAN_BEFORE" "$version")
   if ((major < 2)); then
-    edit_containerd_config "$mode" "$version" "$CONTAINERD_CONFIG" "$(runc_systemd_cgroup "$PLAN_BEFORE" "$version")" \
-      >"$PLAN_MAIN"
+    edit_containerd_config "$mode" "$version" "$CONTAINERD_CONFIG" "$PLAN_MAIN" "$cgroup" || return 1
   elif [[ $mode == add ]]; then
-    edit_containerd_config add "$version" /dev/null "$(runc_systemd_cgroup "$PLAN_BEFORE" "$version")" >"$PLAN_DROP"
-    edit_containerd_config import "$version" "$CONTAINERD_CONFIG" >"$PLAN_MAIN"
+    edit_containerd_config add "$version" /dev/null "$PLAN_DROP" "$cgroup" || return 1
+    edit_containerd_config import "$version" "$CONTAINERD_CONFIG" "$PLAN_MAIN" || return 1
     # Loaded as if in place: the candidate config imports the candidate drop-in, not the live one, from where it
     # lies now.
     temp_file "$next_to.ascend-npu.XXXXXX" && check=$REPLY
-    edit_containerd_config unimport "$version" "$CONTAINERD_CONFIG" >"$check"
-    edit_containerd_config import "$version" "$check" true "$(host_path "$PLAN_DROP")" >"$PLAN_AFTER"
-    cat "$PLAN_AFTER" >"$check"
+    edit_containerd_config unimport "$version" "$CONTAINERD_CONFIG" "$check" || return 1
+    edit_containerd_config import "$version" "$check" "$check" "$(host_path "$PLAN_DROP")" || return 1
   else
-    edit_containerd_config unimport "$version" "$CONTAINERD_CONFIG" >"$PLAN_MAIN"
+    edit_containerd_config unimport "$version" "$CONTAINERD_CONFIG" "$PLAN_MAIN" || return 1
   fi
   PLAN_CHANGE=some
   if same_file "$PLAN_MAIN" "$CONTAINERD_CONFIG" && { ((major < 2)) || same_file "$PLAN_DROP" "$DROP_IN"; }; then
@@ -224,13 +138,32 @@ plan_containerd() {
   fi
 }
 
-check_containerd_config() { plan_containerd add || true; }
+check_containerd_config() {
+  plan_containerd add || return 0
+  local why
+  why=$(py config_files writable "$CONTAINERD_CONFIG" 2>&1) || problem "containerd: $why"
+}
+
+# Before ascend becomes the default on 1.x, the user's own default runtime is recorded (durably), so switching
+# cluster.ascendDefaultRuntime off gives it back.
+record_containerd_default() {
+  local current why
+  [[ $1 == add && ${ASCEND_DEFAULT_RUNTIME:-false} == true && $PLAN_MAJOR -lt 2 ]] || return 0
+  current=$(py containerd_config default-runtime "$PLAN_VERSION" "$CONTAINERD_CONFIG")
+  [[ -n $current && $current != ascend ]] || return 0
+  why=$(printf '%s\n' "$current" | py config_files write "$CONTAINERD_DEFAULT_RECORD" 2>&1) || die "containerd: $why"
+}
+
+forget_containerd_default() {
+  if [[ ${ASCEND_DEFAULT_RUNTIME:-false} != true || $1 == remove ]]; then rm -f "$CONTAINERD_DEFAULT_RECORD"; fi
+}
 
 # apply_containerd_config MODE (add|remove): put the planned files in place, restart on a real change.
 apply_containerd_config() {
-  local verb=added restart=false
+  local verb=added restart=false why
   if [[ $1 == remove ]]; then verb=removed; fi
   forget_problems
+  if engine_owned_by_k3s_or_rke2; then return; fi
   plan_containerd "$1" || true
   stop_on_problems "containerd config left untouched"
   if [[ $PLAN_CHANGE == none ]]; then
@@ -239,13 +172,15 @@ apply_containerd_config() {
   fi
   # Restart on a change of the effective config; dropping the drop-in always is one.
   if ! cmp -s "$PLAN_BEFORE" "$PLAN_AFTER" || [[ $1 == remove && -f $DROP_IN ]]; then restart=true; fi
+  record_containerd_default "$1"
   if [[ -s $PLAN_DROP ]]; then
-    place_file "$PLAN_DROP" "$DROP_IN"
+    why=$(py config_files write "$DROP_IN" <"$PLAN_DROP" 2>&1) || die "containerd: $why"
   elif [[ -f $DROP_IN ]]; then
     rm -f "$DROP_IN"
   fi
   BACKUP=""
   if ! same_file "$PLAN_MAIN" "$CONTAINERD_CONFIG"; then replace_file "$PLAN_MAIN" "$CONTAINERD_CONFIG"; fi
+  forget_containerd_default "$1"
   if [[ $restart == false ]]; then
     say "containerd: config files rewritten, effective config unchanged, containerd not restarted"
     return

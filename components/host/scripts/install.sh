@@ -9,8 +9,13 @@ if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_
   here=${BASH_SOURCE[0]%/*}
   # shellcheck source=lib.sh
   . "$here/lib.sh"
+  SCRIPTS_DIR=$here
+  # shellcheck source=run_lock.sh
+  . "$here/run_lock.sh"
   # shellcheck source=npu_smi.sh
   . "$here/npu_smi.sh"
+  # shellcheck source=guards.sh
+  . "$here/guards.sh"
   # shellcheck source=preflight.sh
   . "$here/preflight.sh"
   # shellcheck source=packages.sh
@@ -23,6 +28,8 @@ if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_
   . "$here/engine_docker.sh"
   # shellcheck source=engine_containerd.sh
   . "$here/engine_containerd.sh"
+  # shellcheck source=config_journal.sh
+  . "$here/config_journal.sh"
 fi
 
 # A marker from an earlier boot means the reboot it asked for has happened.
@@ -43,9 +50,10 @@ finish() {
     say "reboot required: the new firmware or driver takes effect after a reboot; rebooting in 1 s" \
       "(SSH closed until the node is back)"
     close_ssh_listener
-    # Detached and delayed, so this step reports success first; a reboot that cannot start reopens SSH.
+    # Detached and delayed, so this step reports success first; a reboot that cannot start reopens SSH. It does
+    # not keep the run lock (fd 9).
     nohup sh -c 'sleep 1; systemctl reboot || systemctl start ssh.socket ssh.service sshd.service' \
-      </dev/null >/dev/null 2>&1 &
+      </dev/null >/dev/null 2>&1 9>&- &
   else
     say "reboot required: the new firmware or driver takes effect after a reboot (rollout.allowReboot is false;" \
       "reboot the node)"
@@ -54,14 +62,19 @@ finish() {
 
 main() {
   local needed=()
+  hold_run_lock
   forget_past_reboots
+  remove_stale_temp_files
+  recover_engine_config
   mapfile -t needed < <(needed_kinds)
   preflight "${needed[@]}"
+  save_engine_config
   stage_packages "${needed[@]}"
   install_npu_stack
   check_firmware_compatibility || die "$COMPAT_PROBLEM"
   install_package dockerRuntime
   if [[ $ASCEND_ENGINE == docker ]]; then apply_daemon_json add; else apply_containerd_config add; fi
+  forget_engine_config
   finish
 }
 

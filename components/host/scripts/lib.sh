@@ -6,14 +6,31 @@ ASCEND_HOME="$ROOT/usr/local/Ascend"
 # Engines see the runtime at its real path, so this one is written into configs without ROOT.
 # shellcheck disable=SC2034 # used by the engine parts
 RUNTIME_BINARY=/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime
-REBOOT_MARK="$ROOT/var/lib/ascend-npu/reboot-required"
+STATE_DIR="$ROOT/var/lib/ascend-npu"
+REBOOT_MARK="$STATE_DIR/reboot-required"
+RUN_LOG="$ROOT/var/log/ascend-npu/run.log"
 STEP="${STEP:-host}"
 PROBLEMS=()
 TEMP_FILES=()
 trap remove_temp_files EXIT
+# INT and TERM end the step through EXIT, so its temp files go too. A dropped connection (HUP, or a closed pipe on
+# the next line of output) must not stop a step half way: it carries on, and the run log keeps what it said.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap '' HUP PIPE
 
-say() { printf '[%s] %s\n' "$STEP" "$*"; }
-complain() { printf '[%s] %s\n' "$STEP" "$*" >&2; }
+say() {
+  printf '[%s] %s\n' "$STEP" "$*" 2>/dev/null || true
+  log_line "$*"
+}
+complain() {
+  printf '[%s] %s\n' "$STEP" "$*" >&2 2>/dev/null || true
+  log_line "$*"
+}
+log_line() {
+  { mkdir -p "${RUN_LOG%/*}" && printf '%s [%s] %s\n' "$(date -u +%FT%TZ)" "$STEP" "$*" >>"$RUN_LOG"; } 2>/dev/null ||
+    true
+}
 die() { complain "$*"; exit 1; }
 problem() { PROBLEMS+=("$*"); }
 forget_problems() { PROBLEMS=(); }
@@ -34,8 +51,15 @@ temp_file() {
   TEMP_FILES+=("$REPLY")
 }
 
+# at_exit COMMAND...: run COMMAND when the step ends, whichever way (before its temp files go).
+EXIT_HOOKS=()
+at_exit() { EXIT_HOOKS+=("$*"); }
+
 remove_temp_files() {
-  local path
+  local path hook
+  for hook in "${EXIT_HOOKS[@]:-}"; do
+    if [[ -n $hook ]]; then $hook || true; fi
+  done
   for path in "${TEMP_FILES[@]:-}"; do
     if [[ -n $path ]]; then rm -rf -- "$path"; fi
   done
@@ -124,28 +148,23 @@ mark_reboot_required() { mkdir -p "${REBOOT_MARK%/*}" && boot_id >"$REBOOT_MARK"
 # A reboot is pending when new firmware, or a driver whose installer asked for one, went in during the current boot.
 reboot_pending() { [[ -f $REBOOT_MARK && $(cat "$REBOOT_MARK") == "$(boot_id)" ]]; }
 
-# Give DEST the content of NEW with one rename inside DEST's directory, so readers see the old or the new file,
-# never half of one. DEST keeps its owner and mode (a new file gets 0644).
-place_file() {
-  local new=$1 dest=$2 next
-  mkdir -p "${dest%/*}"
-  temp_file "$dest.ascend-npu.XXXXXX" && next=$REPLY
-  cat "$new" >"$next"
-  if [[ -f $dest ]]; then
-    chown --reference="$dest" "$next" && chmod --reference="$dest" "$next"
+# py MODULE ARG...: one of the Python parts (components/host/scripts/*.py) with python3; they travel in
+# PYTHON_BUNDLE beside the shell parts, or are read from the checkout next to this file.
+py() {
+  if [[ -n ${PYTHON_BUNDLE:-} ]]; then
+    python3 -c "$PYTHON_BUNDLE" "$@"
   else
-    chmod 644 "$next"
+    python3 "${SCRIPTS_DIR:?}/$1.py" "${@:2}"
   fi
-  mv -f "$next" "$dest"
 }
 
-# place_file, keeping DEST's previous content as DEST.bak.<first 12 of its sha256>; the backup's name lands in
-# BACKUP (empty when DEST did not exist).
+# Give DEST (or the file it links to) the content of NEW: one rename after every byte is written and synced, owner
+# and mode kept (a new file gets 0644), DEST's previous content kept as DEST.bak.<first 12 of its sha256>, checked
+# before it is trusted. The backup's name lands in BACKUP (empty when DEST did not exist); a failed write stops the
+# step with its reason (a full disk by name) and DEST as it was.
 replace_file() {
-  BACKUP=""
-  if [[ -f $2 ]]; then
-    BACKUP="$2.bak.$(sha256sum <"$2" | cut -c1-12)"
-    [[ -e $BACKUP ]] || cp -p "$2" "$BACKUP"
-  fi
-  place_file "$1" "$2"
+  local result
+  result=$(py config_files replace "$2" <"$1" 2>&1) || die "$result"
+  # shellcheck disable=SC2034 # read by the engine parts
+  BACKUP=${result#backup=}
 }

@@ -108,28 +108,3 @@ install_npu_stack() {
   install_package toolkit
   install_package kernels
 }
-
-engine_config_file() {
-  if [[ $ASCEND_ENGINE == docker ]]; then echo "$DAEMON_JSON"; else echo "$CONTAINERD_CONFIG"; fi
-}
-
-# with_engine_config_kept COMMAND...: the Ascend Docker Runtime installer rewrites the engine config itself (it makes
-# ascend the default runtime); put the file back as it was, so the merge that follows makes only the stack's change.
-with_engine_config_kept() {
-  local config saved="" rc=0
-  config=$(engine_config_file)
-  if [[ -f $config ]]; then
-    temp_file
-    saved=$REPLY
-    cp -p "$config" "$saved"
-  fi
-  "$@" || rc=$?
-  if [[ -n $saved ]] && ! cmp -s "$saved" "$config"; then
-    place_file "$saved" "$config"
-    say "note: undid the runtime installer's edits to $(host_path "$config")"
-  elif [[ -z $saved && -f $config ]]; then
-    rm -f "$config"
-    say "note: removed the $(host_path "$config") the runtime installer wrote"
-  fi
-  return "$rc"
-}

@@ -34,6 +34,8 @@ check_npus_on_pci() {
 
 check_engine() {
   local binary=containerd
+  # k3s and RKE2 bring their own containerd (often with no containerd on PATH): known before anything else.
+  if [[ $ASCEND_ENGINE == containerd ]] && check_engine_owner; then return; fi
   if [[ $ASCEND_ENGINE == docker ]]; then binary=dockerd; fi
   if ! command -v "$binary" >/dev/null; then
     problem "$binary not found, but the node's containerRuntime is $ASCEND_ENGINE; install it first"
@@ -58,15 +60,6 @@ check_driver_modules() {
   problem "kernel headers for the running kernel $release are missing (no /lib/modules/$release/build) and" \
     "dkms and gcc are not both installed, so the driver cannot build its modules: install linux-headers-$release" \
     "(Debian, Ubuntu) or kernel-devel-$release (openEuler, CentOS), or dkms and gcc, then rerun"
-}
-
-# Replacing the driver or firmware under running jobs kills them; ascend-deployer refuses as well.
-check_npus_idle() {
-  local output busy
-  output=$(npu-smi info 2>/dev/null) || return 0 # no working driver: nothing can be using the NPUs
-  busy=$(npu_smi_processes <<<"$output")
-  ((busy == 0)) || problem "$busy process(es) are using the NPUs (see npu-smi info); drain the node and stop" \
-    "them before the driver or firmware is replaced"
 }
 
 # The driver runs as HwHiAiUser: the user, the group, and the user in the group (ascend-deployer checks all three).
@@ -137,7 +130,10 @@ preflight() {
     check_driver_modules
     check_driver_user
   fi
-  if [[ " $* " == *" driver "* || " $* " == *" firmware "* ]]; then check_npus_idle; fi
+  check_no_downgrade "$@"
+  # Replacing the driver or firmware, or restarting docker, under running jobs kills them (ascend-deployer refuses
+  # as well).
+  check_disruption "$@"
   report_leftovers
   stop_on_problems "preflight found ${#PROBLEMS[@]} problem(s); no installer ran"
   say "preflight ok: $MACHINE, kernel $KERNEL, NPUs on PCI, $ASCEND_ENGINE present;" \

@@ -8,6 +8,13 @@ if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_
   here=${BASH_SOURCE[0]%/*}
   # shellcheck source=lib.sh
   . "$here/lib.sh"
+  SCRIPTS_DIR=$here
+  # shellcheck source=run_lock.sh
+  . "$here/run_lock.sh"
+  # shellcheck source=npu_smi.sh
+  . "$here/npu_smi.sh"
+  # shellcheck source=guards.sh
+  . "$here/guards.sh"
   # shellcheck source=packages.sh
   . "$here/packages.sh"
   # shellcheck source=npu_stack.sh
@@ -16,6 +23,8 @@ if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_
   . "$here/engine_docker.sh"
   # shellcheck source=engine_containerd.sh
   . "$here/engine_containerd.sh"
+  # shellcheck source=config_journal.sh
+  . "$here/config_journal.sh"
 fi
 
 FAILED=()
@@ -54,7 +63,15 @@ uninstall_package() {
 
 main() {
   local kind line
+  hold_run_lock
+  # Removing the driver and firmware kills NPU work as surely as replacing them does.
+  check_disruption driver firmware
+  stop_on_problems "uninstall refused; nothing was changed"
+  remove_stale_temp_files
+  recover_engine_config
+  save_engine_config
   if [[ $ASCEND_ENGINE == docker ]]; then apply_daemon_json remove; else apply_containerd_config remove; fi
+  forget_engine_config
   for kind in dockerRuntime kernels toolkit firmware driver; do uninstall_package "$kind"; done
   ((${#FAILED[@]} == 0)) && return 0
   for line in "${FAILED[@]}"; do complain "$line"; done

@@ -128,6 +128,7 @@ def main(argv: list[str]) -> int:
     time.sleep(float(sandbox.knob("installer-sleep", "0")))
     try:
         code = install(sandbox.root(), kind, version, arch, args)
+        time.sleep(float(sandbox.knob(f"hold-{kind}", "0")))
         print(f"[INFO] {file}: {' '.join(args)} done")
     except Refused as refused:
         code = 1

@@ -23,6 +23,7 @@ SSHD = "/usr/sbin/sshd"
 STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "cri-dockerd", "npu-smi", "df")
 DEFAULT_KNOBS = {"arch": "aarch64", "kernel": "5.10.0-182.0.0.95.oe2203sp3.aarch64"}
 STAGING = "var/cache/ascend-npu/packages"
+NODE_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
 
 
 def missing_requirements() -> str | None:
@@ -91,6 +92,8 @@ class FakeNode:
         python = sys.executable
         wrappers = {tool: f'exec {python} {HERE}/standins.py {tool} "$@"' for tool in STANDINS}
         wrappers["fake-ascend-installer"] = f'exec {python} {HERE}/installer.py "$@"'
+        # The node's own python3 runs the scripts' Python parts, with the disk-fault knobs of faults/sitecustomize.py.
+        wrappers["python3"] = f'PYTHONPATH={HERE}/faults exec {NODE_PYTHON} "$@"'
         wrappers["containerd"] = (f'if [ "$(cat "$ASCEND_ROOT/{KNOBS}/containerd-major" 2>/dev/null)" = 2 ]; then\n'
                                   f'  exec {python} {HERE}/containerd2.py "$@"\nfi\n'
                                   f'exec {shutil.which("containerd")} "$@"')
@@ -140,13 +143,26 @@ SetEnv ASCEND_ROOT={self.root} PATH={self.bin}:/usr/bin:/bin HOME={self.root / '
                 time.sleep(0.05)
         raise RuntimeError("sshd did not start listening within 10 s")
 
+    def _ssh(self, command: str) -> list[str]:
+        return ["ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+                "-o", f"UserKnownHostsFile={self.ssh_dir / 'known_hosts'}", "-o", "GlobalKnownHostsFile=/dev/null",
+                "-o", "IdentitiesOnly=yes", "-o", "LogLevel=ERROR", "-i", str(self.ssh_dir / "client_key"),
+                "-p", str(self.port), "root@127.0.0.1", command]
+
     def run(self, command: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess:
         """COMMAND over SSH with the host key pinned, as pulumi-command runs it."""
-        ssh = ["ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
-               "-o", f"UserKnownHostsFile={self.ssh_dir / 'known_hosts'}", "-o", "GlobalKnownHostsFile=/dev/null",
-               "-o", "IdentitiesOnly=yes", "-o", "LogLevel=ERROR", "-i", str(self.ssh_dir / "client_key"),
-               "-p", str(self.port), "root@127.0.0.1", command]
-        return subprocess.run(ssh, input=stdin, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(self._ssh(command), input=stdin, capture_output=True, text=True, timeout=timeout)
+
+    def start_step(self, spec: StackSpec, step: str = "install") -> subprocess.Popen:
+        """run_step without waiting: the SSH client process, its stdin already sent and closed."""
+        if step == "install" and spec.packages.source is Source.UPLOAD:
+            self.upload(spec)
+        chosen = self.steps(spec)[step]
+        client = subprocess.Popen(self._ssh(chosen.create), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        client.stdin.write(chosen.stdin)
+        client.stdin.close()
+        return client
 
     def spec(self, versions: dict[str, str] = NEW, **options) -> StackSpec:
         """A parsed stack whose one node is this fake node (options: see packages.stack_config)."""

@@ -67,7 +67,8 @@ def build_packages(directory: Path) -> PackageSet:
 
 def stack_config(packages: PackageSet, host_key: str, versions: dict[str, str] = NEW, *, runtime: str = "containerd",
                  default_runtime: bool = False, source: str = "upload", mirror_url: str | None = None,
-                 allow_reboot: bool = False, uninstall: bool = False, npu_count: int = 8, user: str = "root") -> dict:
+                 allow_reboot: bool = False, uninstall: bool = False, npu_count: int = 8, user: str = "root",
+                 rollout: dict | None = None) -> dict:
     """A raw stack config (keys without `ascend-npu:`) with one 910B aarch64 node: the fake node."""
     package_source = {"source": source, "files": packages.files_for(versions)}
     package_source.update({"directory": str(packages.directory)} if source == "upload" else {"mirrorUrl": mirror_url})
@@ -78,5 +79,5 @@ def stack_config(packages: PackageSet, host_key: str, versions: dict[str, str] =
                    "arch": "aarch64", "npuCount": npu_count}],
         "versions": dict(versions),
         "packages": package_source,
-        "rollout": {"allowReboot": allow_reboot, "uninstallOnDestroy": uninstall},
+        "rollout": {"allowReboot": allow_reboot, "uninstallOnDestroy": uninstall, **(rollout or {})},
     }
