@@ -19,6 +19,7 @@ from components.spec.config_source import spec_from_values
 
 ROOT = Path(__file__).resolve().parents[2]
 EXIT_OK, EXIT_POLICY, EXIT_CONFIG = 0, 1, 2
+MAX_SHOWN = 40  # problems printed; the rest are counted
 
 
 def judge(resources, pack_dir: Path, policy_config: dict | None = None) -> dict:
@@ -60,13 +61,31 @@ def stack_chart_values(config: StackConfig) -> dict:
     return {**chart_values(spec_from_values(config.values, config.secret_keys)), "managedBy": "Helm"}
 
 
+def config_problems(exc: SpecError, config: StackConfig, limit: int = MAX_SHOWN) -> str:
+    """The problems of a refused config, one line each, at most `limit`; a number the file wrote unquoted where
+    text belongs gets a hint to quote it."""
+    lines = []
+    for problem in exc.problems[:limit]:
+        text = config.numbers.get(f"{config.project}:{problem.field}")
+        hint = f" (the file says {text} unquoted, which YAML reads as a number: to mean text, quote it: '{text}')" \
+            if text is not None and "number" not in problem.message else ""
+        lines.append(f"  - {problem}{hint}")
+    if len(exc.problems) > limit:
+        lines.append(f"  ... and {len(exc.problems) - limit} more; fix these first")
+    return f"the stack config has {len(exc.problems)} problem(s); nothing was changed:\n" + "\n".join(lines)
+
+
 def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool = False,
          pack_dir: Path | None = None, pack_config: dict | None = None) -> int:
     try:
         config = read_stack_config(ROOT, stack, stack_file)
-        resources = run_stack(config)
-    except (StackFileError, SpecError) as exc:
+    except StackFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        resources = run_stack(config)
+    except SpecError as exc:
+        print(f"error: {config_problems(exc, config)}", file=sys.stderr)
         return EXIT_CONFIG
     try:
         report = judge(resources, pack_dir or ROOT / "policies", pack_config)

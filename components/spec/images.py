@@ -6,7 +6,7 @@ from typing import Optional
 
 from pydantic import Field, field_validator, model_validator
 
-from components.spec.base import SpecModel, require_pinned
+from components.spec.base import PULL_POLICY, SpecModel, require_pinned
 
 REPOSITORY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -19,7 +19,7 @@ class Image(SpecModel):
     repository: str = Field(description="Registry and path, without tag or digest.")
     tag: Optional[str] = Field(None, description="Exact tag; `latest` is refused.")
     digest: Optional[str] = Field(None, description="`sha256:` digest; wins over the tag when both are set.")
-    pull_policy: str = Field("IfNotPresent", pattern="^(IfNotPresent|Always|Never)$",
+    pull_policy: str = Field("IfNotPresent", pattern=PULL_POLICY,
                              description="Kubernetes imagePullPolicy.")
 
     @field_validator("repository")
