@@ -68,7 +68,7 @@ def config_problems(exc: SpecError, config: StackConfig, limit: int = MAX_SHOWN)
     for problem in exc.problems[:limit]:
         text = config.numbers.get(f"{config.project}:{problem.field}")
         hint = f" (the file says {text} unquoted, which YAML reads as a number: to mean text, quote it: '{text}')" \
-            if text is not None and "number" not in problem.message else ""
+            if text is not None and not problem.message.startswith("unknown") else ""
         lines.append(f"  - {problem}{hint}")
     if len(exc.problems) > limit:
         lines.append(f"  ... and {len(exc.problems) - limit} more; fix these first")

@@ -156,7 +156,7 @@ class Decoder:
 
     def _scalar(self, node: Node, path: str) -> Any:
         if node.tag is not None and node.tag != CORE + "str":
-            self.problems.append((path, node.line, f"the tag {node.tag[:40]} is not supported in a stack file; "
+            self.problems.append((path, node.line, f"the tag {_tag(node.tag)} is not supported in a stack file; "
                                                    "remove it (quote the value to make it text)"))
             return None
         if not node.plain:
@@ -164,12 +164,12 @@ class Decoder:
         value = resolve_plain(node.value)
         if isinstance(value, float) and not math.isfinite(value):
             self.problems.append((path, node.line, f"{node.value} is not a number the Pulumi CLI can store in "
-                                                   f"config; quote it if it is text: '{node.value}'"))
+                                                   f"config; if it is text, quote it: '{node.value}'"))
         elif LEADING_ZERO.match(node.value) and not isinstance(value, str):
             self.problems.append((path, node.line, f"{node.value[:24]} is read by the Pulumi CLI as the number "
-                                                   f"{_number_text(value)} (a leading 0 means octal); quote it if "
-                                                   f"it is text: '{node.value[:24]}', or write the number without "
-                                                   "the leading 0"))
+                                                   f"{_number_text(value)} (a leading 0 means octal): if it is "
+                                                   f"text, quote it: '{node.value[:24]}'; if a number, write it "
+                                                   "without the leading 0"))
         elif not isinstance(value, str) and value is not None and len(self.numbers) < 10_000:
             self.numbers[path] = node.value
         return value
@@ -206,7 +206,7 @@ class Decoder:
         if node.plain and node.value == "<<":
             return _MERGE
         if node.tag is not None and node.tag != CORE + "str":
-            self.problems.append((path, node.line, f"the tag {node.tag[:40]} is not supported on a key; remove it"))
+            self.problems.append((path, node.line, f"the tag {_tag(node.tag)} is not supported on a key; remove it"))
             return None
         value = resolve_plain(node.value) if node.plain else node.value
         if not isinstance(value, str):
@@ -243,6 +243,10 @@ def _alias_ratio(decoded: int) -> float:
     if decoded >= high:
         return 0.10
     return 0.99 - 0.89 * (decoded - low) / (high - low)
+
+
+def _tag(tag: str) -> str:
+    return ("!!" + tag[len(CORE):] if tag.startswith(CORE) else tag)[:40]
 
 
 def _join(path: str, key: str) -> str:

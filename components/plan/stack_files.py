@@ -85,7 +85,7 @@ def _read(path: Path, project: str | None = None) -> tuple[dict, dict[str, str]]
     if value is None:
         return {}, {}
     if not isinstance(value, dict):
-        raise StackFileError(path.name, ["the file must be a mapping (`config:` and its keys), not a "
+        raise StackFileError(path.name, ["the file must be a mapping (`config:` and its keys), not "
                                          f"{_kind(value)}"])
     return value, numbers
 
@@ -99,7 +99,7 @@ def _shown(where: str, project: str | None) -> str:
 
 
 def _kind(value: Any) -> str:
-    return {list: "list", str: "text", bool: "boolean", int: "number", float: "number"}.get(type(value), "value")
+    return {list: "a list", str: "text", bool: "a boolean", int: "a number", float: "a number"}.get(type(value), "a value")
 
 
 def config_key(key: str, project: str) -> str | None:
@@ -139,7 +139,7 @@ def read_stack_config(project_dir: Path, stack: str, stack_file: Path | None = N
     if config is None:
         config = {}
     if not isinstance(config, dict):
-        raise StackFileError(path.name, [f"config: is a {_kind(config)}; write a mapping of `{name}:<key>: value` "
+        raise StackFileError(path.name, [f"config: is {_kind(config)}; write a mapping of `{name}:<key>: value` "
                                          "lines under it (the Pulumi CLI refuses anything else)"])
     problems, secret_keys, written = [], [], {}
     for key, value in config.items():
@@ -148,7 +148,8 @@ def read_stack_config(project_dir: Path, stack: str, stack_file: Path | None = N
             problems.append(f"config.{key[:60]}: not a config key; write `<namespace>:<name>`, e.g. `{name}:nodes`")
             continue
         if full in written:
-            problems.append(f"config.{key[:60]}: the same key as config.{written[full][:60]}; keep one")
+            problems.append(f"{full[:80]}: written twice in config, as {key[:60]} and {written[full][:60]} (the "
+                            "Pulumi CLI keeps one of them at random); keep one")
             continue
         written[full] = key
         plain, secret = _strip_secure(value)

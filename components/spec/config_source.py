@@ -40,18 +40,18 @@ def spec_from_values(values: Mapping[str, Any], secret_keys: Collection[str],
         value = (secrets or {}).get(name)
         found[name] = (value if value is not None else (values.get(full) or None), full in secret_keys)
     (key, key_secret), (login, login_secret) = found[SSH_KEY], found[MIRROR_CREDENTIALS]
+    sections = {k.split(":", 1)[1] for k in secret_keys if k.startswith(f"{NAMESPACE}:")}
     return parse_stack(raw_config(values), key, key_secret, mirror_credentials=login,
-                       mirror_credentials_is_secret=login_secret)
+                       mirror_credentials_is_secret=login_secret, secret_sections=sections)
 
 
 def load_stack_spec() -> StackSpec:
     """The validated StackSpec of the running stack, or SpecError listing every problem."""
     values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    secret_keys, secrets = [], {}
+    secrets = {}
+    secret_keys = [key for key in values if runtime_config.is_config_secret(key)]
     for name in SECRET_KEYS:
         full = f"{NAMESPACE}:{name}"
-        if runtime_config.is_config_secret(full):
-            secret_keys.append(full)
         if values.get(full):
             secrets[name] = pulumi.Config(NAMESPACE).get_secret(name)
     return spec_from_values(values, secret_keys, secrets)

@@ -94,6 +94,8 @@ def describe(key: str, annotation: Any, error: dict, secret: bool) -> Problem:
         message = "required and missing" + (f"; {info.description}" if info and info.description else "")
     elif kind in ("value_error", "assertion_error"):
         message = str(error["ctx"]["error"])
+        if secret:
+            message = message.replace(preview(given), shown)
     elif kind == "string_pattern_mismatch":
         rule = PATTERN_WORDS.get(error["ctx"]["pattern"], "see the configuration reference for its form")
         what = f" ({info.description.rstrip('.')})" if info and info.description else ""

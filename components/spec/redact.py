@@ -42,6 +42,8 @@ def preview(value: Any) -> str:
         text = str(value)
         return text if len(text) <= PREVIEW_CHARS else f"a number of {len(text)} digits"
     text = str(value)
+    if text.startswith("[secret"):
+        return "a secret value (not shown)"
     if looks_secret(text):
         return f"a value that looks like a secret or key material ({len(text)} characters, not shown)"
     shown = text.replace("\n", "\\n")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Collection, Optional
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -79,7 +79,7 @@ class StackSpec:
         return next(n for n in self.nodes if n.name == name)
 
 
-def _validate(key: ConfigKey, raw_value: Any) -> tuple[Any, list[Problem]]:
+def _validate(key: ConfigKey, raw_value: Any, secret: bool = False) -> tuple[Any, list[Problem]]:
     """One section; a list or mapping of models item by item, so one broken item leaves the others checked
     (a broken item is kept as None: checks that depend on it stay quiet)."""
     origin, args = typing.get_origin(key.annotation), typing.get_args(key.annotation)
@@ -88,29 +88,30 @@ def _validate(key: ConfigKey, raw_value: Any) -> tuple[Any, list[Problem]]:
             return None, [Problem(key.name, f"an empty list; write at least one entry. {key.description}")]
         items, problems = [], []
         for i, item in enumerate(raw_value):
-            value, found = _validate_one(f"{key.name}[{i}]", args[0], item)
+            value, found = _validate_one(f"{key.name}[{i}]", args[0], item, secret)
             items.append(value)
             problems += found
         return items, problems
     if origin is dict and isinstance(raw_value, dict):
         entries, problems = {}, []
         for name, item in raw_value.items():
-            value, found = _validate_one(field_path(key.name, (name,)), args[1], item)
+            value, found = _validate_one(field_path(key.name, (name,)), args[1], item, secret)
             entries[name] = value
             problems += found
         return entries, problems
-    return _validate_one(key.name, key.annotation, raw_value)
+    return _validate_one(key.name, key.annotation, raw_value, secret)
 
 
-def _validate_one(where: str, annotation: Any, raw_value: Any) -> tuple[Any, list[Problem]]:
+def _validate_one(where: str, annotation: Any, raw_value: Any, secret: bool) -> tuple[Any, list[Problem]]:
     try:
         return TypeAdapter(annotation).validate_python(raw_value), []
     except ValidationError as exc:
-        return None, from_validation_error(where, annotation, exc)
+        return None, from_validation_error(where, annotation, exc, secret)
 
 
-def parse_sections(raw: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
-    """Validate each key on its own, so one broken section does not hide the problems of another."""
+def parse_sections(raw: dict[str, Any], secret_sections: Collection[str] = ()) -> tuple[dict[str, Any], list[Problem]]:
+    """Validate each key on its own, so one broken section does not hide the problems of another; a section that
+    holds a secret shows no value in its problems."""
     parsed: dict[str, Any] = {}
     problems: list[Problem] = []
     for key in CONFIG_KEYS:
@@ -123,7 +124,7 @@ def parse_sections(raw: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
             raw_value: Any = {}
         else:
             raw_value = raw[key.name]
-        value, found = _validate(key, raw_value)
+        value, found = _validate(key, raw_value, key.name in secret_sections)
         if found or value is None:
             problems += found
             if isinstance(value, (list, dict)) and value:
@@ -138,9 +139,10 @@ def parse_sections(raw: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
 
 
 def parse_stack(raw: dict[str, Any], private_key: Any = None, private_key_is_secret: bool = True,
-                mirror_credentials: Any = None, mirror_credentials_is_secret: bool = True) -> StackSpec:
+                mirror_credentials: Any = None, mirror_credentials_is_secret: bool = True,
+                secret_sections: Collection[str] = ()) -> StackSpec:
     """Raw config values (key without namespace -> value) to a StackSpec, or SpecError with every problem."""
-    parsed, problems = parse_sections(raw)
+    parsed, problems = parse_sections(raw, secret_sections)
     problems += run_checks(parsed, private_key is not None, private_key_is_secret)
     problems += check_mirror_credentials(parsed.get("packages"), mirror_credentials is not None,
                                          mirror_credentials_is_secret)
