@@ -84,7 +84,10 @@ def compose(text: str) -> Node | None:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise YamlError(f"{where}{(exc.problem or 'not valid YAML')[:120]}; fix the YAML syntax there") from None
+        context = f" ({exc.context[:60]} at line {exc.context_mark.line + 1})" \
+            if exc.context and exc.context_mark and exc.context_mark is not mark else ""
+        raise YamlError(f"{where}{(exc.problem or 'not valid YAML')[:120]}{context}; fix the YAML syntax there") \
+            from None
     except yaml.YAMLError:
         raise YamlError("not valid YAML (a character YAML does not allow, or a broken encoding)") from None
     return root
