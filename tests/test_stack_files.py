@@ -14,7 +14,6 @@ from tests.stacks import ROOT
     ("true", True), ("False", False), ("TRUE", True),
     ("yes", "yes"), ("No", "No"), ("on", "on"), ("off", "off"), ("y", "y"),  # YAML 1.1 words stay text
     ("1:20", "1:20"), ("190:20:30", "190:20:30"),                            # no sexagesimal numbers
-    ("2001-12-14", "2001-12-14"), ("2001-12-14t21:59:43.10-05:00", "2001-12-14t21:59:43.10-05:00"),
     ("0110", 72), ("0o110", 72), ("0x1F", 31), ("0b101", 5), ("-012", -10), ("1_000", 1000),
     ("08", 8.0), ("1e3", 1000.0), (".5", 0.5), ("+5", 5), ("1.", 1.0),
     ("9223372036854775808", 9223372036854775808), ("18446744073709551616", 1.8446744073709552e19),
@@ -22,6 +21,16 @@ from tests.stacks import ROOT
 ])
 def test_plain_scalars_read_as_yaml_v3_reads_them(text, value):
     assert resolve_plain(text) == value and type(resolve_plain(text)) is type(value)
+
+
+@pytest.mark.parametrize("text, refused", [("2001-12-14", True), ("2001-12-14t21:59:43.10-05:00", True),
+                                           ("2001-12-14 21:59:43.10", True), ("2001-1-2", True),
+                                           ("2001-13-14", False), ("2001-12-14 21:59:43.10 -5", False),
+                                           ("24.1.rc2", False)])
+def test_timestamps_are_refused_with_a_hint_to_quote(text, refused):
+    value, problems, _ = load(f"a: {text}\nb: '{text}'\n")
+    assert [p for p, _, m in problems if "quote it" in m] == (["a"] if refused else [])
+    assert value["b"] == text
 
 
 def test_quoted_and_block_scalars_are_always_text():

@@ -1,6 +1,7 @@
 """YAML read as the Pulumi CLI reads a stack file: gopkg.in/yaml.v3 decoding into `any` (see README)."""
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from dataclasses import dataclass, field
@@ -18,6 +19,9 @@ GO_INT = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[
 GO_BASE = {"x": 16, "o": 8, "b": 2}
 YAML_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")  # yaml.v3 yamlStyleFloat
 LEADING_ZERO = re.compile(r"[-+]?0[0-9_]")
+# yaml.v3's allowedTimestampFormats (resolve.go): date, date T time zone, date space time.
+TIMESTAMP = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})"
+                       r"([Tt]\d{1,2}:\d{1,2}:\d{1,2}(\.\d+)?(Z|[+-]\d{2}:\d{2})| \d{1,2}:\d{1,2}:\d{1,2}(\.\d+)?)?")
 
 
 class YamlError(Exception):
@@ -129,6 +133,18 @@ def resolve_plain(text: str) -> Any:
     return text
 
 
+def is_timestamp(text: str) -> bool:
+    """A plain scalar yaml.v3 turns into a time.Time (a valid calendar date in one of its formats)."""
+    match = TIMESTAMP.fullmatch(text)
+    if match is None:
+        return False
+    try:
+        datetime.date(*(int(part) for part in match.groups()[:3]))
+    except ValueError:
+        return False
+    return True
+
+
 class Decoder:
     """Nodes to values with yaml.v3's rules: duplicate keys refused, aliasing bounded, merge keys applied."""
 
@@ -165,7 +181,11 @@ class Decoder:
         if not node.plain:
             return node.value
         value = resolve_plain(node.value)
-        if isinstance(value, float) and not math.isfinite(value):
+        if is_timestamp(node.value):
+            self.problems.append((path, node.line, f"{node.value[:40]} is read by the Pulumi CLI as a timestamp and "
+                                                   "reaches the program rewritten (e.g. '2001-12-14 00:00:00 +0000 "
+                                                   f"UTC'); if it is text, quote it: '{node.value[:40]}'"))
+        elif isinstance(value, float) and not math.isfinite(value):
             self.problems.append((path, node.line, f"{node.value} is not a number the Pulumi CLI can store in "
                                                    f"config; if it is text, quote it: '{node.value}'"))
         elif LEADING_ZERO.match(node.value) and not isinstance(value, str):
