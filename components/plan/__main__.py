@@ -7,12 +7,6 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import yaml
-
-from components.plan.analyzer import PolicyPackError, PolicyPackProcess
-from components.plan.graph import mermaid
-from components.plan.recorder import run_program
-from components.cluster.values import chart_values
 from components.plan.stack_files import StackConfig, StackFileError, read_stack_config
 from components.spec import SpecError
 from components.spec.config_source import spec_from_values
@@ -24,6 +18,7 @@ MAX_SHOWN = 40  # problems printed; the rest are counted
 
 def judge(resources, pack_dir: Path, policy_config: dict | None = None) -> dict:
     """Every resource through Analyze, then the whole stack through AnalyzeStack."""
+    from components.plan.analyzer import PolicyPackProcess
     providers = {r.urn: r for r in resources if r.type.startswith("pulumi:providers:")}
     with PolicyPackProcess(pack_dir) as pack:
         info = pack.info()
@@ -53,11 +48,13 @@ def summary(stack: str, resources, report: dict, waves: list[list[str]]) -> str:
 
 def run_stack(config: StackConfig) -> list:
     """The real program under mocks with one stack's config; every registered resource."""
+    from components.plan.recorder import run_program
     return run_program(ROOT / "__main__.py", config.project, config.stack, config.values, config.secret_keys)
 
 
 def stack_chart_values(config: StackConfig) -> dict:
     """The Helm values of a stack: what the program builds its cluster objects from (no secret in them)."""
+    from components.cluster.values import chart_values
     return {**chart_values(spec_from_values(config.values, config.secret_keys)), "managedBy": "Helm"}
 
 
@@ -83,10 +80,14 @@ def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool 
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     try:
+        spec_from_values(config.values, config.secret_keys)  # the program's own first step, without the engine
         resources = run_stack(config)
     except SpecError as exc:
         print(f"error: {config_problems(exc, config)}", file=sys.stderr)
         return EXIT_CONFIG
+    import yaml
+    from components.plan.analyzer import PolicyPackError
+    from components.plan.graph import mermaid
     try:
         report = judge(resources, pack_dir or ROOT / "policies", pack_config)
     except PolicyPackError as exc:

@@ -4,10 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Collection, Mapping
 
-import pulumi
-from pulumi.runtime import config as runtime_config
-
-from components.spec.problems import NAMESPACE
+from components.spec.problems import NAMESPACE, SpecError
 from components.spec.stack import CONFIG_KEYS, StackSpec, parse_stack
 
 SECRET_KEYS = tuple(k.name for k in CONFIG_KEYS if k.secret)
@@ -46,7 +43,11 @@ def spec_from_values(values: Mapping[str, Any], secret_keys: Collection[str],
 
 
 def load_stack_spec() -> StackSpec:
-    """The validated StackSpec of the running stack, or SpecError listing every problem."""
+    """The validated StackSpec of the running stack, or SpecError listing every problem (as a Pulumi RunError,
+    which the engine prints without a traceback)."""
+    import pulumi  # here, so the offline plan can check a config without loading the Pulumi SDK
+    from pulumi.runtime import config as runtime_config
+
     values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     secrets = {}
     secret_keys = [key for key in values if runtime_config.is_config_secret(key)]
@@ -54,4 +55,10 @@ def load_stack_spec() -> StackSpec:
         full = f"{NAMESPACE}:{name}"
         if values.get(full):
             secrets[name] = pulumi.Config(NAMESPACE).get_secret(name)
-    return spec_from_values(values, secret_keys, secrets)
+    try:
+        return spec_from_values(values, secret_keys, secrets)
+    except SpecError as exc:
+        class StackConfigError(SpecError, pulumi.RunError):
+            """The problems as a RunError: the engine prints them without a traceback."""
+
+        raise StackConfigError(exc.problems) from None

@@ -6,7 +6,6 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-import pulumi
 from pydantic import BaseModel, ValidationError
 
 from components.spec.base import PATTERN_WORDS
@@ -35,8 +34,9 @@ class Problem:
         return f"{NAMESPACE}:{self.field}: {self.message}"
 
 
-class SpecError(pulumi.RunError):
-    """The stack config is invalid; every problem is listed, nothing was registered."""
+class SpecError(Exception):
+    """The stack config is invalid; every problem is listed, nothing was registered (the program raises it as a
+    Pulumi RunError, see config_source)."""
 
     def __init__(self, problems: Iterable[Problem]):
         self.problems = sorted(set(problems), key=lambda p: (p.field.split(".")[0], p.field, p.message))
