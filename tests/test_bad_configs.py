@@ -15,6 +15,7 @@ import sys
 from contextlib import redirect_stderr
 from pathlib import Path
 
+import pulumi
 import pytest
 import yaml
 
@@ -81,6 +82,7 @@ def test_corpus_is_large_enough():
 def test_bad_config_names_each_field_and_nothing_else(case: Path, tmp_path: Path):
     with pytest.raises(SpecError) as caught:
         run_stack_file(stack_file(case, tmp_path))
+    assert isinstance(caught.value, pulumi.RunError), "the engine prints the problems without a traceback"
     fields = {p.field for p in caught.value.problems}
     for field in expected_fields(case):
         assert field in fields, f"{case.name}: {field} not among {sorted(fields)}"

@@ -100,3 +100,16 @@ def test_same_key_namespaced_and_short_is_refused(tmp_path):
 def test_empty_stack_file_is_an_empty_config(tmp_path):
     config = read_stack_config(ROOT, "case", write(tmp_path, "# nothing yet\n"))
     assert "ascend-npu:cluster" not in config.values and config.secret_keys == []
+
+
+@pytest.mark.parametrize("line, refused", [("ascend-npu:rollout:", "is empty"),
+                                           ("ascend-npu:rollout: '{\"maxParallel\": 2}'", "is text holding JSON"),
+                                           ("ascend-npu:nodes: '[]'", "is text holding JSON"),
+                                           ("ascend-npu:rollout: eight", None), ("ascend-npu:sshPrivateKey:", None)])
+def test_values_the_cli_refuses_for_a_typed_key(tmp_path, line, refused):
+    path = write(tmp_path, f"config:\n  {line}\n")
+    if refused is None:
+        read_stack_config(ROOT, "case", path)
+        return
+    with pytest.raises(StackFileError, match=refused):
+        read_stack_config(ROOT, "case", path)

@@ -99,7 +99,8 @@ def _shown(where: str, project: str | None) -> str:
 
 
 def _kind(value: Any) -> str:
-    return {list: "a list", str: "text", bool: "a boolean", int: "a number", float: "a number"}.get(type(value), "a value")
+    return {list: "a list", dict: "a mapping", str: "text", bool: "a boolean", int: "a number",
+            float: "a number"}.get(type(value), "a value")
 
 
 def config_key(key: str, project: str) -> str | None:
@@ -114,12 +115,14 @@ def config_key(key: str, project: str) -> str | None:
     return None
 
 
-def _project(project_dir: Path) -> tuple[str, dict[str, str]]:
+def _project(project_dir: Path) -> tuple[str, dict[str, str], dict[str, dict]]:
+    """The project name, its config defaults as text, and the declared type of each typed key."""
     project, _ = _read(project_dir / "Pulumi.yaml")
     name = project.get("name")
     if not isinstance(name, str) or not name:
         raise StackFileError("Pulumi.yaml", ["`name` is missing; write the project name"])
     defaults: dict[str, str] = {}
+    types: dict[str, dict] = {}
     declared = project.get("config") or {}
     for key, decl in (declared.items() if isinstance(declared, dict) else []):
         full = config_key(key, name)
@@ -127,12 +130,39 @@ def _project(project_dir: Path) -> tuple[str, dict[str, str]]:
             defaults[full] = _as_text(decl["default"])
         elif full and not isinstance(decl, dict):
             defaults[full] = _as_text(decl)
-    return name, defaults
+        if full and isinstance(decl, dict) and isinstance(decl.get("type"), str):
+            types[full] = decl
+    return name, defaults, types
+
+
+def refused_by_type(decl: dict, value: Any) -> str | None:
+    """Why the CLI's ValidateConfigValue (sdk/go/common/workspace/project.go) refuses a value the program would
+    otherwise take: nothing, or JSON text, where Pulumi.yaml declares a mapping or a list. Other shapes are left
+    to the program's checks, which name the item."""
+    if decl.get("type") not in ("object", "array"):
+        return None
+    if value is None:
+        return "is empty"
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return None
+        return "is text holding JSON" if isinstance(parsed, (dict, list)) else None
+    return None
+
+
+def _type_words(decl: dict) -> str:
+    if decl.get("type") == "array":
+        return "a list" + (" of mappings" if (decl.get("items") or {}).get("type") == "object" else "")
+    words = {"string": "text", "integer": "a whole number", "boolean": "true or false",
+             "object": "a mapping (`key: value` lines)"}
+    return words.get(decl.get("type"), "the declared type")
 
 
 def read_stack_config(project_dir: Path, stack: str, stack_file: Path | None = None) -> StackConfig:
     """Project defaults overlaid with the stack's values; secure values become opaque placeholders."""
-    name, values = _project(project_dir)
+    name, values, types = _project(project_dir)
     path = stack_file or project_dir / f"Pulumi.{stack}.yaml"
     stack_data, numbers = _read(path, name)
     config = stack_data.get("config")
@@ -153,7 +183,13 @@ def read_stack_config(project_dir: Path, stack: str, stack_file: Path | None = N
             continue
         written[full] = key
         plain, secret = _strip_secure(value)
-        values[full] = _as_text(plain)
+        content = plain if isinstance(plain, (dict, list)) or plain is None else _as_text(plain)
+        refused = refused_by_type(types[full], content) if full in types else None
+        if refused:
+            problems.append(f"{full[:80]}: {refused}, but Pulumi.yaml declares it {types[full]['type']} and the "
+                            f"Pulumi CLI refuses that; write {_type_words(types[full])} as YAML, or remove the key")
+            continue
+        values[full] = "" if plain is None else _as_text(plain)  # the CLI reads a key with no value as ""
         if secret:
             secret_keys.append(full)
     if problems:
