@@ -1,27 +1,18 @@
 """YAML read as the Pulumi CLI reads a stack file: gopkg.in/yaml.v3 decoding into `any` (see README)."""
 from __future__ import annotations
 
-import datetime
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
+from components.plan.yaml_scalars import LEADING_ZERO, is_timestamp, number_text, resolve_plain
+
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_DEPTH = 64
 MAX_VALUES = 250_000  # our own bound on values after alias expansion (yaml.v3 bounds only the ratio)
 CORE = "tag:yaml.org,2002:"
-TRUE, FALSE, NULL = {"true", "True", "TRUE"}, {"false", "False", "FALSE"}, {"", "~", "null", "Null", "NULL"}
-SPECIAL_FLOATS = {".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF"}
-GO_INT = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
-GO_BASE = {"x": 16, "o": 8, "b": 2}
-YAML_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")  # yaml.v3 yamlStyleFloat
-LEADING_ZERO = re.compile(r"[-+]?0[0-9_]")
-# yaml.v3's allowedTimestampFormats (resolve.go): date, date T time zone, date space time.
-TIMESTAMP = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})"
-                       r"([Tt]\d{1,2}:\d{1,2}:\d{1,2}(\.\d+)?(Z|[+-]\d{2}:\d{2})| \d{1,2}:\d{1,2}:\d{1,2}(\.\d+)?)?")
 
 
 class YamlError(Exception):
@@ -106,45 +97,6 @@ def _node(event, line: int) -> Node:
     return Node(kind, line, tag, event.value, plain=plain, anchor=event.anchor)
 
 
-def resolve_plain(text: str) -> Any:
-    """What yaml.v3 makes of an unquoted scalar decoded into `any` (resolve.go, v3.0.1)."""
-    if text in TRUE or text in FALSE:
-        return text in TRUE
-    if text in NULL:
-        return None
-    if text in SPECIAL_FLOATS:
-        return float(text.replace(".", "").lower().replace("+", ""))
-    if not text or text[0] not in "+-.0123456789":
-        return text  # timestamps, `yes`, `on`, `1:20` and the like stay text
-    plain = text.replace("_", "")
-    match = GO_INT.fullmatch(plain)
-    if match:
-        sign, digits = match.groups()
-        if len(digits) > 1 and digits[1] in "xXoObB":
-            number = int(digits[2:], GO_BASE[digits[1].lower()])
-        else:
-            number = int(digits, 8 if digits.startswith("0") else 10)
-        number = -number if sign == "-" else number
-        if -2**63 <= number < 2**64 and not (number >= 2**63 and sign):
-            return number
-    if YAML_FLOAT.fullmatch(plain):
-        number = float(plain)
-        return text if math.isinf(number) else number  # Go refuses an out-of-range float: it stays text
-    return text
-
-
-def is_timestamp(text: str) -> bool:
-    """A plain scalar yaml.v3 turns into a time.Time (a valid calendar date in one of its formats)."""
-    match = TIMESTAMP.fullmatch(text)
-    if match is None:
-        return False
-    try:
-        datetime.date(*(int(part) for part in match.groups()[:3]))
-    except ValueError:
-        return False
-    return True
-
-
 class Decoder:
     """Nodes to values with yaml.v3's rules: duplicate keys refused, aliasing bounded, merge keys applied."""
 
@@ -190,7 +142,7 @@ class Decoder:
                                                    f"config; if it is text, quote it: '{node.value}'"))
         elif LEADING_ZERO.match(node.value) and not isinstance(value, str):
             self.problems.append((path, node.line, f"{node.value[:24]} is read by the Pulumi CLI as the number "
-                                                   f"{_number_text(value)} (a leading 0 means octal): if it is "
+                                                   f"{number_text(value)} (a leading 0 means octal): if it is "
                                                    f"text, quote it: '{node.value[:24]}'; if a number, write it "
                                                    "without the leading 0"))
         elif not isinstance(value, str) and value is not None and len(self.numbers) < 10_000:
@@ -234,7 +186,7 @@ class Decoder:
         value = resolve_plain(node.value) if node.plain else node.value
         if not isinstance(value, str):
             self.problems.append((path, node.line, f"the key {node.value[:24]!r} is read by the Pulumi CLI as "
-                                                   f"{_number_text(value)}, not as text; quote it: "
+                                                   f"{number_text(value)}, not as text; quote it: "
                                                    f"'{node.value[:24]}'"))
             return None
         return value
@@ -274,14 +226,6 @@ def _tag(tag: str) -> str:
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
-
-
-def _number_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if value is None:
-        return "null"
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def load(text: str) -> tuple[Any, list[tuple[str, int, str]], dict[str, str]]:
