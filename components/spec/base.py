@@ -6,6 +6,8 @@ import re
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from components.spec.redact import preview
+
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 MIRROR_URL = r"^https?://[^\s/]+(/[^\s]*)?$"
@@ -46,7 +48,7 @@ class SpecModel(BaseModel):
 def require_pinned(value: str, what: str, example: str) -> str:
     """Refuse `latest`-style words and ranges where an exact version is needed."""
     if value.lower() in UNPINNED_WORDS:
-        raise ValueError(f"'{value}' moves over time; write the exact {what}, e.g. {example}")
+        raise ValueError(f"{preview(value)} moves over time; write the exact {what}, e.g. {example}")
     if re.search(r"[\s*^~<>=|]", value) or ".x" in value.lower():
-        raise ValueError(f"'{value}' is a range; write one exact {what}, e.g. {example}")
+        raise ValueError(f"{preview(value)} is a range; write one exact {what}, e.g. {example}")
     return value

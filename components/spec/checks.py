@@ -51,7 +51,7 @@ def check_identity(parsed: dict[str, Any]) -> list[Problem]:
             continue
         for seen, value, key in ((names, node.name, "name"), (addresses, node.address, "address")):
             if value in seen:
-                problems.append(Problem(f"nodes[{i}].{key}", f"'{value}' is also nodes[{seen[value]}].{key}; "
+                problems.append(Problem(f"nodes[{i}].{key}", f"{preview(value)} is also nodes[{seen[value]}].{key}; "
                                                                f"each node needs its own {key}"))
             seen.setdefault(value, i)
     if "rollout" in parsed:

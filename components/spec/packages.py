@@ -67,7 +67,7 @@ class PackageFile(SpecModel):
     @classmethod
     def _sha256(cls, value: str) -> str:
         if re.fullmatch(r"[0-9A-Fa-f]{64}", value) is None:
-            raise ValueError(f"'{value[:20]}...' is not a SHA-256 ({len(value)} characters); write the 64 hex "
+            raise ValueError(f"{preview(value)} is not a SHA-256; write the 64 hex "
                              "characters `sha256sum FILE` prints")
         return value.lower()
 
