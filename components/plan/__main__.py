@@ -14,6 +14,7 @@ from components.spec.config_source import spec_from_values
 ROOT = Path(__file__).resolve().parents[2]
 EXIT_OK, EXIT_POLICY, EXIT_CONFIG = 0, 1, 2
 MAX_SHOWN = 40  # problems printed; the rest are counted
+WANTS_TEXT = ("write text", "should be '", "not valid here")  # problems of a field that takes text
 
 
 def judge(resources, pack_dir: Path, policy_config: dict | None = None) -> dict:
@@ -65,7 +66,7 @@ def config_problems(exc: SpecError, config: StackConfig, limit: int = MAX_SHOWN)
     for problem in exc.problems[:limit]:
         text = config.numbers.get(f"{config.project}:{problem.field}")
         hint = f" (the file says {text} unquoted, which YAML reads as a number: to mean text, quote it: '{text}')" \
-            if text is not None and not problem.message.startswith("unknown") else ""
+            if text is not None and any(k in problem.message for k in WANTS_TEXT) else ""
         lines.append(f"  - {problem}{hint}")
     if len(exc.problems) > limit:
         lines.append(f"  ... and {len(exc.problems) - limit} more; fix these first")
