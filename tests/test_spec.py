@@ -127,7 +127,8 @@ def test_previews_are_short_and_never_show_key_material(value, shown):
 
 
 @pytest.mark.parametrize("given, read", [("::ffff:10.0.0.1", "10.0.0.1"), ("fe80::1%eth0", "fe80::1%eth0"),
-                                         ("NPU-01.Corp.Example", "npu-01.corp.example"), ("2001:db8::0:1", "2001:db8::1")])
+                                         ("NPU-01.Corp.Example", "npu-01.corp.example"),
+                                         ("2001:db8::0:1", "2001:db8::1")])
 def test_addresses_are_read_in_one_form_so_duplicates_show(given, read):
     assert address(given) == read
 

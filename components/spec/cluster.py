@@ -133,7 +133,7 @@ def label_key_problem(key: str) -> Optional[str]:
 
 
 def label_value_problem(value: str) -> Optional[str]:
-    """Kubernetes label value rules: empty, or at most 63 of letters, digits, '-', '_', '.', alphanumeric at both ends."""
+    """Kubernetes label value rules: empty, or up to 63 letters, digits, '-', '_', '.', alphanumeric at both ends."""
     if LABEL_NAME.match(value) is None:
         return (f"the value {preview(value)} is not a Kubernetes label value; write at most 63 letters, digits, "
                 "'-', '_' and '.', starting and ending with a letter or digit")

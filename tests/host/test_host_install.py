@@ -188,8 +188,10 @@ class ProcessWatch:
                         pass
 
 
-def test_mirror_login_reaches_curl_on_stdin_never_in_a_process_list(node):
-    login = "deploy:Mirror-pass-7f3a"
+# ids, not the logins, name the cases: pytest puts the case name in its own environment, which the watch reads.
+@pytest.mark.parametrize("login", ["deploy:Mirror-pass-7f3a", "de\"p\\loy:Mirror-pass-7f3a'$(id)\"\\"],
+                         ids=["plain", "quotes-and-backslashes"])
+def test_mirror_login_reaches_curl_on_stdin_never_in_a_process_list(node, login):
     with serve_directory(node.packages.directory, login=login) as (url, served):
         spec = node.spec(source="mirror", mirror_url=url)
         step = node.steps(spec)["install"]
