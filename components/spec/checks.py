@@ -24,7 +24,7 @@ def resolve_nodes(parsed: dict[str, Any]) -> tuple[list[NodeSpec], list[Problem]
         pool = pools.get(node.pool) if node.pool else None
         if node.pool and pool is None:
             known = ", ".join(sorted(pools)) or "none defined"
-            problems.append(Problem(f"nodes[{i}].pool", f"pool '{node.pool}' is not in ascend-npu:pools "
+            problems.append(Problem(f"nodes[{i}].pool", f"pool {preview(node.pool)} is not in ascend-npu:pools "
                                                          f"(known: {known}); define it or fix the name"))
         values = {}
         for name in ("chip", "arch", "npu_count", "container_runtime"):
