@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Collection, Optional
+from typing import Any, Collection
 
 from pydantic import TypeAdapter, ValidationError
 
