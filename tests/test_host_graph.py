@@ -98,3 +98,28 @@ def test_connections_are_secret_pin_host_keys_and_never_leak_the_key(graph):
                 assert "privateKey" not in conn
             assert mask(r.properties)["connection"] == "[secret]"
             assert "PRIVATE KEY" not in r.properties.get("create", "")
+
+
+def test_mirror_login_is_a_secret_on_the_install_stdin_only(tmp_path):
+    from tests.conftest import run_stack_file
+    from tests.stacks import load_stack, patched, write_stack
+    stack = patched(load_stack("prod"), {"set": {"ascend-npu:mirrorCredentials": {"secure": "v1:bWlycm9yLWxvZ2lu"}}})
+    resources = {r.urn: r for r in run_stack_file(write_stack(stack, tmp_path), "case")}
+    install = step(resources, "train-01.prod.corp.example", "install")
+    verify = step(resources, "train-01.prod.corp.example", "verify")
+    assert install.properties["stdin"][SIG_KEY] == SECRET_SIG
+    assert install.properties["stdin"]["value"].startswith("ASCEND_MIRROR_CREDENTIALS='[secret")
+    assert mask(install.properties)["stdin"] == "[secret]"
+    assert "CREDENTIALS" not in install.properties["create"] and "@" not in install.properties["create"]
+    assert isinstance(verify.properties["stdin"], str)
+
+
+def test_plain_text_mirror_login_is_refused(tmp_path):
+    from components.spec import SpecError
+    from tests.conftest import run_stack_file
+    from tests.stacks import load_stack, patched, write_stack
+    stack = patched(load_stack("prod"), {"set": {"ascend-npu:mirrorCredentials": "deploy:Plain-pass-91"}})
+    with pytest.raises(SpecError) as caught:
+        run_stack_file(write_stack(stack, tmp_path), "case")
+    assert [p.field for p in caught.value.problems] == ["mirrorCredentials"]
+    assert "Plain-pass-91" not in str(caught.value)

@@ -7,7 +7,9 @@ from components.plan.stack_files import read_stack_config
 from components.rollout import plan_waves
 from components.spec.config_source import spec_from_values
 from components.spec.compatibility import load_matrix
-from components.spec.hosts import NodeSpec
+from components.spec.cluster import label_key_problem, label_value_problem
+from components.spec.hosts import NodeSpec, address
+from components.spec.redact import preview
 from components.spec.packages import Kind, parse_file_name, versions_match
 from tests.stacks import ROOT
 
@@ -101,3 +103,45 @@ def test_prod_waves_respect_max_parallel(run_stack):
     assert waves[0] == ["train-01.prod.corp.example", "infer-01.prod.corp.example"]
     assert all(len(w) <= 8 for w in waves)
     assert sum(len(w) for w in waves) == 34 and len({n for w in waves for n in w}) == 34
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("dev-npu-01", "'dev-npu-01'"),
+    ("x" * 100, "'xxxxxxxxxxxxxxxx...' (100 characters)"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----", None),
+    ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOiQ9hs+a1eANLk/CrC5WBLnQM", None),
+    ("ghp_R4nd0mT0k3nV4lu3F0rT3st1ng", None),
+    ("https://deploy:pw@mirror.example/x", None),
+    ("v1:Hk2b7Yw0Xq5mS1rT:3vQ8mLx1pZ7nK0cR5tY2w", None),
+    ("Zm9vYmFyQmF6UXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1u", None),
+    ("e4fd14d4a269fc58b737821e010bbe5b9fd424775c81873311aaa3cb22bb5c27", "'e4fd14d4a269fc58...' (64 characters)"),
+    ({"secure": "v1:abc"}, "a secure value (not shown)"),
+    ([1, 2, 3], "a list of 3 item(s)"),
+])
+def test_previews_are_short_and_never_show_key_material(value, shown):
+    text = preview(value)
+    if shown is None:
+        assert "not shown" in text and str(value)[8:20] not in text
+    else:
+        assert text == shown
+
+
+@pytest.mark.parametrize("given, read", [("::ffff:10.0.0.1", "10.0.0.1"), ("fe80::1%eth0", "fe80::1%eth0"),
+                                         ("NPU-01.Corp.Example", "npu-01.corp.example"),
+                                         ("2001:db8::0:1", "2001:db8::1")])
+def test_addresses_are_read_in_one_form_so_duplicates_show(given, read):
+    assert address(given) == read
+
+
+@pytest.mark.parametrize("given", ["fe80::1%$(reboot)", "fe80::1%eth0;id", "10.0.0.1%eth0", "root@10.0.0.1",
+                                   "u:p@host.example", "10.0.0.1 # rack 4"])
+def test_addresses_that_could_carry_a_command_or_a_login_are_refused(given):
+    with pytest.raises(ValueError):
+        address(given)
+
+
+def test_label_rules_follow_kubernetes():
+    assert label_value_problem("") is None and label_value_problem("prometheus-k8s.v2_0") is None
+    assert label_value_problem("a" * 64) and label_value_problem("-a") and label_value_problem("a b")
+    assert label_key_problem("app.kubernetes.io/name") is None and label_key_problem("app") is None
+    assert label_key_problem("App_Kubernetes/name") and label_key_problem("/name") and label_key_problem("a/")

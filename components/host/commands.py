@@ -164,6 +164,12 @@ def _command(spec: StackSpec, params: list[tuple[str, str]], inline_script: str 
     return f"{sudo}env {assignments} {shell}"
 
 
+def with_mirror_credentials(stdin: str, credentials: str) -> str:
+    """The install script with the mirror login set in its first line: it travels on stdin, never on a command line
+    (the shell keeps it unexported, and curl reads it from a pipe)."""
+    return f"ASCEND_MIRROR_CREDENTIALS={shlex.quote(credentials)}\n{stdin}"
+
+
 def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGING) -> dict[str, HostStep]:
     """The node's `install` and `verify` steps; parameters travel in the command, never in the SSH environment."""
     versions, packages = _versions(spec), _packages(spec, node)

@@ -9,7 +9,7 @@ from typing import Optional, Sequence
 import pulumi
 from pulumi_command import remote
 
-from components.host.commands import DEFAULT_STAGING, HostStep, host_steps
+from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, with_mirror_credentials
 from components.spec import StackSpec
 from components.spec.hosts import NodeSpec
 from components.spec.packages import Source
@@ -79,7 +79,11 @@ class AscendHost(pulumi.ComponentResource):
                 remote_path=UPLOAD_PARENT, opts=pulumi.ResourceOptions(parent=self, depends_on=first_after))
             first_after = [self.packages]
         steps = host_steps(spec, node, staging_dir=staging)
-        self.install = self._command(name, steps["install"], conn, first_after)
+        install_stdin = steps["install"].stdin
+        if spec.mirror_credentials is not None and spec.packages.source is Source.MIRROR:
+            install_stdin = pulumi.Output.secret(spec.mirror_credentials).apply(
+                lambda login: with_mirror_credentials(steps["install"].stdin, login))
+        self.install = self._command(name, steps["install"], conn, first_after, stdin=install_stdin)
         self.verify = self._command(name, steps["verify"], connection(spec, node, spec.rollout.allow_reboot),
                                     [self.install], triggers=list(steps["install"].triggers) +
                                     list(steps["verify"].triggers))
@@ -87,7 +91,7 @@ class AscendHost(pulumi.ComponentResource):
         self.register_outputs({"verified": self.verified})
 
     def _command(self, name: str, step: HostStep, conn: remote.ConnectionArgs, after: list,
-                 triggers: Optional[list] = None) -> remote.Command:
-        return remote.Command(f"{name}-{step.name}", connection=conn, create=step.create, stdin=step.stdin,
+                 triggers: Optional[list] = None, stdin: pulumi.Input[str] | None = None) -> remote.Command:
+        return remote.Command(f"{name}-{step.name}", connection=conn, create=step.create, stdin=stdin or step.stdin,
                               delete=step.delete, triggers=triggers,
                               opts=pulumi.ResourceOptions(parent=self, depends_on=after))

@@ -7,22 +7,19 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import yaml
-
-from components.plan.analyzer import PolicyPackError, PolicyPackProcess
-from components.plan.graph import mermaid
-from components.plan.recorder import Recorded, run_program
-from components.cluster.values import chart_values
 from components.plan.stack_files import StackConfig, StackFileError, read_stack_config
 from components.spec import SpecError
 from components.spec.config_source import spec_from_values
 
 ROOT = Path(__file__).resolve().parents[2]
 EXIT_OK, EXIT_POLICY, EXIT_CONFIG = 0, 1, 2
+MAX_SHOWN = 40  # problems printed; the rest are counted
+WANTS_TEXT = ("write text", "should be '", "not valid here")  # problems of a field that takes text
 
 
 def judge(resources, pack_dir: Path, policy_config: dict | None = None) -> dict:
     """Every resource through Analyze, then the whole stack through AnalyzeStack."""
+    from components.plan.analyzer import PolicyPackProcess
     providers = {r.urn: r for r in resources if r.type.startswith("pulumi:providers:")}
     with PolicyPackProcess(pack_dir) as pack:
         info = pack.info()
@@ -52,12 +49,15 @@ def summary(stack: str, resources, report: dict, waves: list[list[str]]) -> str:
 
 def run_stack(config: StackConfig) -> list:
     """The real program under mocks with one stack's config; every registered resource."""
+    from components.plan.recorder import run_program
     return run_program(ROOT / "__main__.py", config.project, config.stack, config.values, config.secret_keys)
 
 
-def extra_resources(path: Path, config: StackConfig) -> list[Recorded]:
+def extra_resources(path: Path, config: StackConfig) -> list:
     """Resources from a YAML file (`{type, name, properties}`, one or a list), recorded as if the stack registered
     them: a manifest tried against the pack with the stack's own objects."""
+    import yaml
+    from components.plan.recorder import Recorded
     try:
         docs = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
@@ -78,17 +78,44 @@ def extra_resources(path: Path, config: StackConfig) -> list[Recorded]:
 
 def stack_chart_values(config: StackConfig) -> dict:
     """The Helm values of a stack: what the program builds its cluster objects from (no secret in them)."""
+    from components.cluster.values import chart_values
     return {**chart_values(spec_from_values(config.values, config.secret_keys)), "managedBy": "Helm"}
+
+
+def config_problems(exc: SpecError, config: StackConfig, limit: int = MAX_SHOWN) -> str:
+    """The problems of a refused config, one line each, at most `limit`; a number the file wrote unquoted where
+    text belongs gets a hint to quote it."""
+    lines = []
+    for problem in exc.problems[:limit]:
+        text = config.numbers.get(f"{config.project}:{problem.field}")
+        hint = f" (the file says {text} unquoted, which YAML reads as a number: to mean text, quote it: '{text}')" \
+            if text is not None and any(k in problem.message for k in WANTS_TEXT) else ""
+        lines.append(f"  - {problem}{hint}")
+    if len(exc.problems) > limit:
+        lines.append(f"  ... and {len(exc.problems) - limit} more; fix these first")
+    return f"the stack config has {len(exc.problems)} problem(s); nothing was changed:\n" + "\n".join(lines)
 
 
 def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool = False,
          pack_dir: Path | None = None, pack_config: dict | None = None, extra: Path | None = None) -> int:
     try:
         config = read_stack_config(ROOT, stack, stack_file)
-        resources = run_stack(config) + (extra_resources(extra, config) if extra else [])
-    except (StackFileError, SpecError) as exc:
+    except StackFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
+    try:
+        spec_from_values(config.values, config.secret_keys)  # the program's own first step, without the engine
+        added = extra_resources(extra, config) if extra else []
+        resources = run_stack(config) + added
+    except SpecError as exc:
+        print(f"error: {config_problems(exc, config)}", file=sys.stderr)
+        return EXIT_CONFIG
+    except StackFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    import yaml
+    from components.plan.analyzer import PolicyPackError
+    from components.plan.graph import mermaid
     try:
         report = judge(resources, pack_dir or ROOT / "policies", pack_config)
     except PolicyPackError as exc:

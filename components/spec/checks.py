@@ -9,6 +9,7 @@ from components.spec.hosts import NodeSpec
 from components.spec.packages import (CHIP_TOKEN, NEEDS_ARCH, NEEDS_CHIP, VERSION_KEY, Kind, declared_version, Source,
                                       expected_file_name, parse_file_name, versions_match)
 from components.spec.problems import Problem
+from components.spec.redact import preview
 
 NODE_FIELDS = {"chip": "910, 910B, 310 or 310P", "arch": "aarch64 or x86_64", "npu_count": "the number of NPUs"}
 
@@ -18,10 +19,12 @@ def resolve_nodes(parsed: dict[str, Any]) -> tuple[list[NodeSpec], list[Problem]
     pools, cluster = parsed.get("pools", {}), parsed.get("cluster")
     nodes, problems = [], []
     for i, node in enumerate(parsed.get("nodes", [])):
+        if node is None or node.pool and ("pools" not in parsed or pools.get(node.pool, True) is None):
+            continue  # the node, its pool or the pools section is already reported: say nothing more
         pool = pools.get(node.pool) if node.pool else None
         if node.pool and pool is None:
             known = ", ".join(sorted(pools)) or "none defined"
-            problems.append(Problem(f"nodes[{i}].pool", f"pool '{node.pool}' is not in ascend-npu:pools "
+            problems.append(Problem(f"nodes[{i}].pool", f"pool {preview(node.pool)} is not in ascend-npu:pools "
                                                          f"(known: {known}); define it or fix the name"))
         values = {}
         for name in ("chip", "arch", "npu_count", "container_runtime"):
@@ -42,17 +45,33 @@ def resolve_nodes(parsed: dict[str, Any]) -> tuple[list[NodeSpec], list[Problem]
 def check_identity(parsed: dict[str, Any]) -> list[Problem]:
     """Node names and addresses are unique; canaries are nodes."""
     problems, names, addresses = [], {}, {}
-    for i, node in enumerate(parsed.get("nodes", [])):
+    nodes = parsed.get("nodes", [])
+    for i, node in enumerate(nodes):
+        if node is None:
+            continue
         for seen, value, key in ((names, node.name, "name"), (addresses, node.address, "address")):
             if value in seen:
-                problems.append(Problem(f"nodes[{i}].{key}", f"'{value}' is also nodes[{seen[value]}].{key}; "
+                problems.append(Problem(f"nodes[{i}].{key}", f"{preview(value)} is also nodes[{seen[value]}].{key}; "
                                                                f"each node needs its own {key}"))
             seen.setdefault(value, i)
-    if "rollout" in parsed and "nodes" in parsed:
-        for i, canary in enumerate(parsed["rollout"].canaries):
-            if canary not in names:
-                problems.append(Problem(f"rollout.canaries[{i}]", f"'{canary}' is not a node name; use one of "
-                                                                   f"{', '.join(list(names)[:5]) or 'the nodes'}"))
+    if "rollout" in parsed:
+        problems += _canaries(parsed["rollout"].canaries, names, complete="nodes" in parsed and None not in nodes)
+    return problems
+
+
+def _canaries(canaries: list[str], names: dict[str, int], complete: bool) -> list[Problem]:
+    """Each canary once, and a node (checked only when every node parsed)."""
+    problems, seen = [], {}
+    for i, canary in enumerate(canaries):
+        if canary in seen:
+            problems.append(Problem(f"rollout.canaries[{i}]", f"'{canary}' is also rollout.canaries[{seen[canary]}]; "
+                                                               "list each canary once (one per pool you want "
+                                                               "tested first)"))
+            continue
+        seen[canary] = i
+        if complete and canary not in names:
+            problems.append(Problem(f"rollout.canaries[{i}]", f"{preview(canary)} is not a node name; use one of "
+                                                               f"{', '.join(list(names)[:5]) or 'the nodes'}"))
     return problems
 
 
@@ -160,6 +179,18 @@ def check_ssh_secret(ssh, has_key: bool, key_is_secret: bool) -> list[Problem]:
     if not has_key and not ssh.use_agent:
         return [Problem("sshPrivateKey", "not set; run `pulumi config set --secret sshPrivateKey < KEYFILE` or "
                                          "write ssh.useAgent: true")]
+    return []
+
+
+def check_mirror_credentials(packages, has_login: bool, login_is_secret: bool) -> list[Problem]:
+    """The mirror login is a Pulumi secret, and only set for a mirror."""
+    if not has_login:
+        return []
+    if not login_is_secret:
+        return [Problem("mirrorCredentials", "stored in plain text; remove it and run `pulumi config set --secret "
+                                             "mirrorCredentials 'user:password'`")]
+    if packages is not None and packages.source is not Source.MIRROR:
+        return [Problem("mirrorCredentials", "set, but packages.source is upload; remove it or use source mirror")]
     return []
 
 

@@ -1,17 +1,23 @@
 """Cluster-side settings: namespace, runtime default, rollout and the add-ons."""
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from pydantic import Field, field_validator, model_validator
 
-from components.spec.base import DNS_LABEL, DNS_SUBDOMAIN, SpecModel
+from components.spec.base import CPU, DNS_LABEL, DNS_SUBDOMAIN, MEMORY, SpecModel
 from components.spec.hosts import ContainerRuntime
 from components.spec.images import Image
 from components.spec.releases import DEVICE_PLUGIN, EXPORTER, DevicePluginReleaseOverride, \
     ExporterReleaseOverride, pinned_release
+from components.spec.redact import preview, preview_key
 
 MINDCLUSTER = "swr.cn-south-1.myhuaweicloud.com/ascendhub"
+# Namespaces Kubernetes itself owns: the agents' namespace gets Pod Security `privileged`, so never one of these.
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 class Cluster(SpecModel):
@@ -28,6 +34,14 @@ class Cluster(SpecModel):
                                                      "(e.g. `huawei.com/Ascend910`) once it is ready, so only "
                                                      "workloads that tolerate it land there.")
     kube_context: Optional[str] = Field(None, description="kubeconfig context to use; default: the current one.")
+
+    @field_validator("namespace")
+    @classmethod
+    def _own_namespace(cls, value: str) -> str:
+        if value in SYSTEM_NAMESPACES or value.startswith("kube-"):
+            raise ValueError(f"'{value}' belongs to Kubernetes itself, and the agents' namespace gets Pod Security "
+                             "`privileged`; write a namespace of its own, e.g. ascend-system")
+        return value
 
 
 class Rollout(SpecModel):
@@ -55,15 +69,15 @@ class Rollout(SpecModel):
 class Resources(SpecModel):
     """Requests equal limits, so node agents are never the first evicted."""
 
-    cpu: str = Field("500m", pattern=r"^[0-9]+(\.[0-9]+)?m?$", description="CPU request and limit.")
-    memory: str = Field("500Mi", pattern=r"^[0-9]+(Ki|Mi|Gi)?$", description="Memory request and limit.")
+    cpu: str = Field("500m", pattern=CPU, description="CPU request and limit.")
+    memory: str = Field("500Mi", pattern=MEMORY, description="Memory request and limit.")
 
 
 class ExporterResources(Resources):
     """The exporter's requests and limits; MindCluster's manifest gives it 1000m / 1000Mi."""
 
-    cpu: str = Field("1000m", pattern=r"^[0-9]+(\.[0-9]+)?m?$", description="CPU request and limit.")
-    memory: str = Field("1000Mi", pattern=r"^[0-9]+(Ki|Mi|Gi)?$", description="Memory request and limit.")
+    cpu: str = Field("1000m", pattern=CPU, description="CPU request and limit.")
+    memory: str = Field("1000Mi", pattern=MEMORY, description="Memory request and limit.")
 
 
 def _image(name: str, tag: str) -> Image:
@@ -133,6 +147,37 @@ class Monitoring(SpecModel):
     alerts: Alerts = Field(default_factory=Alerts, description="Alert thresholds.")
     grafana_dashboard: bool = Field(True, description="Ship the Grafana dashboard ConfigMap.")
 
+    @field_validator("prometheus_pod_labels")
+    @classmethod
+    def _labels(cls, labels: dict[str, str]) -> dict[str, str]:
+        if not labels:
+            raise ValueError("no labels would admit every pod of the Prometheus namespace; write the labels of the "
+                             "Prometheus pods, e.g. app.kubernetes.io/name: prometheus")
+        for key, value in labels.items():
+            problem = label_key_problem(key) or label_value_problem(value)
+            if problem:
+                raise ValueError(f"label {preview_key(key)}: {problem}")
+        return labels
+
+
+def label_key_problem(key: str) -> Optional[str]:
+    """Kubernetes label key rules: optional DNS-subdomain prefix and '/', then a name of at most 63 characters."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or LABEL_PREFIX.match(prefix) is None):
+        return "the part before '/' must be a DNS name such as app.kubernetes.io"
+    if not name or LABEL_NAME.match(name) is None:
+        return ("the key must be letters, digits, '-', '_' and '.', starting and ending with a letter or digit, at "
+                "most 63 characters (an optional prefix such as app.kubernetes.io/ before it)")
+    return None
+
+
+def label_value_problem(value: str) -> Optional[str]:
+    """Kubernetes label value rules: empty, or up to 63 letters, digits, '-', '_', '.', alphanumeric at both ends."""
+    if LABEL_NAME.match(value) is None:
+        return (f"the value {preview(value)} is not a Kubernetes label value; write at most 63 letters, digits, "
+                "'-', '_' and '.', starting and ending with a letter or digit")
+    return None
+
 
 class Validation(SpecModel):
     """The end-to-end job that runs `npu-smi info` on a canary NPU."""
@@ -153,6 +198,14 @@ class DashboardAccess(SpecModel):
                                                        "the Dashboard's own, in `dashboardNamespace`).")
     dashboard_namespace: str = Field("kubernetes-dashboard", pattern=DNS_LABEL,
                                      description="Namespace of the Dashboard's ServiceAccount.")
+
+    @field_validator("group")
+    @classmethod
+    def _group(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and (value.startswith("system:") or not value.strip()):
+            raise ValueError(f"{preview(value)} is a Kubernetes system group (everyone, or every anonymous or "
+                             "authenticated user); write a group of your own people, e.g. npu-operators")
+        return value
 
     @model_validator(mode="after")
     def _subject(self) -> "DashboardAccess":

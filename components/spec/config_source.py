@@ -4,20 +4,18 @@ from __future__ import annotations
 import json
 from typing import Any, Collection, Mapping
 
-import pulumi
-from pulumi.runtime import config as runtime_config
-
-from components.spec.problems import NAMESPACE
+from components.spec.problems import NAMESPACE, SpecError
 from components.spec.stack import CONFIG_KEYS, StackSpec, parse_stack
 
-SECRET_KEY = next(k.name for k in CONFIG_KEYS if k.secret)
+SECRET_KEYS = tuple(k.name for k in CONFIG_KEYS if k.secret)
+SSH_KEY, MIRROR_CREDENTIALS = "sshPrivateKey", "mirrorCredentials"
 
 
 def raw_config(values: Mapping[str, Any]) -> dict[str, Any]:
-    """`ascend-npu:key` -> text, as the engine passes config, to key -> decoded value (the secret left out)."""
+    """`ascend-npu:key` -> text, as the engine passes config, to key -> decoded value (the secrets left out)."""
     prefix = f"{NAMESPACE}:"
     return {k[len(prefix):]: _decode(v) for k, v in values.items()
-            if k.startswith(prefix) and k != f"{prefix}{SECRET_KEY}"}
+            if k.startswith(prefix) and k[len(prefix):] not in SECRET_KEYS}
 
 
 def _decode(text: Any) -> Any:
@@ -30,17 +28,37 @@ def _decode(text: Any) -> Any:
         return text
 
 
-def spec_from_values(values: Mapping[str, Any], secret_keys: Collection[str], private_key: Any = None) -> StackSpec:
-    """A StackSpec from config as the engine passes it; the SSH key is `private_key`, else its plain value."""
-    full_secret_key = f"{NAMESPACE}:{SECRET_KEY}"
-    key = private_key if private_key is not None else (values.get(full_secret_key) or None)
-    return parse_stack(raw_config(values), key, full_secret_key in secret_keys)
+def spec_from_values(values: Mapping[str, Any], secret_keys: Collection[str],
+                     secrets: Mapping[str, Any] | None = None) -> StackSpec:
+    """A StackSpec from config as the engine passes it; each secret from `secrets` (Outputs), else its plain value."""
+    found = {}
+    for name in SECRET_KEYS:
+        full = f"{NAMESPACE}:{name}"
+        value = (secrets or {}).get(name)
+        found[name] = (value if value is not None else (values.get(full) or None), full in secret_keys)
+    (key, key_secret), (login, login_secret) = found[SSH_KEY], found[MIRROR_CREDENTIALS]
+    sections = {k.split(":", 1)[1] for k in secret_keys if k.startswith(f"{NAMESPACE}:")}
+    return parse_stack(raw_config(values), key, key_secret, mirror_credentials=login,
+                       mirror_credentials_is_secret=login_secret, secret_sections=sections)
 
 
 def load_stack_spec() -> StackSpec:
-    """The validated StackSpec of the running stack, or SpecError listing every problem."""
+    """The validated StackSpec of the running stack, or SpecError listing every problem (as a Pulumi RunError,
+    which the engine prints without a traceback)."""
+    import pulumi  # here, so the offline plan can check a config without loading the Pulumi SDK
+    from pulumi.runtime import config as runtime_config
+
     values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    full_secret_key = f"{NAMESPACE}:{SECRET_KEY}"
-    secret = [full_secret_key] if runtime_config.is_config_secret(full_secret_key) else []
-    private_key = pulumi.Config(NAMESPACE).get_secret(SECRET_KEY) if values.get(full_secret_key) else None
-    return spec_from_values(values, secret, private_key)
+    secrets = {}
+    secret_keys = [key for key in values if runtime_config.is_config_secret(key)]
+    for name in SECRET_KEYS:
+        full = f"{NAMESPACE}:{name}"
+        if values.get(full):
+            secrets[name] = pulumi.Config(NAMESPACE).get_secret(name)
+    try:
+        return spec_from_values(values, secret_keys, secrets)
+    except SpecError as exc:
+        class StackConfigError(SpecError, pulumi.RunError):
+            """The problems as a RunError: the engine prints them without a traceback."""
+
+        raise StackConfigError(exc.problems) from None

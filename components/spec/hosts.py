@@ -1,6 +1,8 @@
 """Nodes, pools and the SSH connection that reaches them."""
 from __future__ import annotations
 
+import base64
+import binascii
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -9,10 +11,15 @@ from typing import Optional
 
 from pydantic import Field, field_validator
 
-from components.spec.base import DNS_LABEL, DNS_SUBDOMAIN, SpecModel
+from components.spec.base import DNS_LABEL, DNS_SUBDOMAIN, LOGIN_NAME, SpecModel
+from components.spec.redact import preview
 
 HOST_KEY = re.compile(r"^(ssh-ed25519|ssh-rsa|rsa-sha2-256|rsa-sha2-512|ecdsa-sha2-nistp(256|384|521)) "
                       r"[A-Za-z0-9+/]+={0,3}$")
+ZONE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+# Length-prefixed fields of each key type's blob (RFC 4253, RFC 5656, RFC 8709): type, then the key itself.
+KEY_FIELDS = {"ssh-ed25519": 2, "ssh-rsa": 3, "ecdsa-sha2-nistp256": 3, "ecdsa-sha2-nistp384": 3,
+              "ecdsa-sha2-nistp521": 3}
 HOSTNAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$")
 
 
@@ -40,26 +47,66 @@ class ContainerRuntime(str, Enum):
 
 
 def host_key(value: Optional[str]) -> Optional[str]:
-    """Accept `ssh-keyscan` lines (`host type key`) and keep `type key`."""
+    """Accept `ssh-keyscan` lines (`host type key`) and keep `type key`, once the key blob proves whole."""
     if value is None:
         return None
     parts = value.split()
     if len(parts) == 3 and not HOST_KEY.match(" ".join(parts[:2])):
         parts = parts[1:]
     if len(parts) >= 2 and HOST_KEY.match(" ".join(parts[:2])):
+        problem = blob_problem(parts[0], parts[1])
+        if problem:
+            raise ValueError(f"{problem}; copy the whole line `ssh-keyscan -t ed25519 <address>` prints")
         return " ".join(parts[:2])
     raise ValueError("not an SSH public host key; write the line `ssh-keyscan -t ed25519 <address>` "
                      "prints, for example 'ssh-ed25519 AAAAC3Nza...'")
 
 
-def address(value: str) -> str:
-    """An IP address or a DNS name."""
+def blob_problem(label: str, blob: str) -> Optional[str]:
+    """What is wrong with a host key's base64 blob: not base64, cut short, or of another type than its label."""
     try:
-        return str(ipaddress.ip_address(value))
+        data = base64.b64decode(blob, validate=True)
+    except (binascii.Error, ValueError):
+        return "the key is not whole base64 (cut short or mistyped)"
+    fields, offset = [], 0
+    while offset < len(data):
+        if offset + 4 > len(data):
+            return "the key is cut short"
+        size = int.from_bytes(data[offset:offset + 4], "big")
+        if offset + 4 + size > len(data):
+            return "the key is cut short"
+        fields.append(data[offset + 4:offset + 4 + size])
+        offset += 4 + size
+    inner = fields[0].decode("ascii", "replace")[:40] if fields else ""
+    expected = "ssh-rsa" if label.startswith("rsa-sha2-") else label
+    if inner != expected:
+        return f"the label says {label} but the key inside is {inner or 'empty'}"
+    if len(fields) != KEY_FIELDS[expected] or (expected == "ssh-ed25519" and len(fields[1]) != 32):
+        return "the key is cut short or has extra data"
+    return None
+
+
+def address(value: str) -> str:
+    """An IP address (IPv4-mapped IPv6 read as IPv4, a zone id only as an interface name) or a DNS name."""
+    if "@" in value:
+        raise ValueError("carries a user name or password ('user@host'); write only the address: the user goes in "
+                         "ssh.user or ssh.bastion.user, and logins use the sshPrivateKey secret or the agent")
+    host, percent, zone = value.partition("%")
+    try:
+        ip = ipaddress.ip_address(host)
     except ValueError:
-        if HOSTNAME.match(value) and len(value) <= 253:
-            return value.lower()
-    raise ValueError(f"'{value}' is not an IP address or host name; write for example '10.0.0.11'")
+        ip = None
+    if ip is not None and percent:
+        if ip.version != 6 or ZONE_ID.match(zone) is None:
+            raise ValueError(f"{preview(value)} has a zone id that is not an interface name; after '%' write the "
+                             "interface (letters, digits, '_', '.', '-', at most 15 characters), e.g. fe80::1%eth0")
+        return f"{ip}%{zone}"
+    if ip is not None:
+        mapped = getattr(ip, "ipv4_mapped", None)
+        return str(mapped or ip)
+    if not percent and HOSTNAME.match(value) and len(value) <= 253:
+        return value.lower()
+    raise ValueError(f"{preview(value)} is not an IP address or host name; write for example '10.0.0.11'")
 
 
 class Bastion(SpecModel):
@@ -67,7 +114,7 @@ class Bastion(SpecModel):
 
     host: str = Field(description="Address of the bastion.")
     port: int = Field(22, ge=1, le=65535, description="SSH port of the bastion.")
-    user: Optional[str] = Field(None, description="User on the bastion; defaults to `ssh.user`.")
+    user: Optional[str] = Field(None, pattern=LOGIN_NAME, description="User on the bastion; defaults to `ssh.user`.")
     host_key: str = Field(description="Pinned public host key of the bastion (`ssh-keyscan` output).")
 
     _host = field_validator("host")(classmethod(lambda cls, v: address(v)))
@@ -77,7 +124,7 @@ class Bastion(SpecModel):
 class Ssh(SpecModel):
     """How the program logs in to the nodes; the private key itself lives in `sshPrivateKey`."""
 
-    user: str = Field("root", pattern=r"^[a-z_][a-z0-9_-]*$",
+    user: str = Field("root", pattern=LOGIN_NAME,
                       description="Login user; the installers need root, so a non-root user must have sudo.")
     port: int = Field(22, ge=1, le=65535, description="SSH port on the nodes.")
     use_agent: bool = Field(False, description="Authenticate with the SSH agent (`SSH_AUTH_SOCK`) instead of "

@@ -6,7 +6,8 @@ from typing import Optional
 
 from pydantic import Field, field_validator, model_validator
 
-from components.spec.base import SpecModel, require_pinned
+from components.spec.base import PULL_POLICY, SpecModel, require_pinned
+from components.spec.redact import preview
 
 REPOSITORY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -19,14 +20,17 @@ class Image(SpecModel):
     repository: str = Field(description="Registry and path, without tag or digest.")
     tag: Optional[str] = Field(None, description="Exact tag; `latest` is refused.")
     digest: Optional[str] = Field(None, description="`sha256:` digest; wins over the tag when both are set.")
-    pull_policy: str = Field("IfNotPresent", pattern="^(IfNotPresent|Always|Never)$",
+    pull_policy: str = Field("IfNotPresent", pattern=PULL_POLICY,
                              description="Kubernetes imagePullPolicy.")
 
     @field_validator("repository")
     @classmethod
     def _repository(cls, value: str) -> str:
-        if "@" in value or REPOSITORY.match(value) is None:
-            raise ValueError(f"'{value}' is not a repository; write it without tag or digest, "
+        if "@" in value:
+            raise ValueError("a repository with '@' (a login or a digest); write the registry and path only: a "
+                             "digest goes in 'digest', a registry login in an imagePullSecret, never in the stack")
+        if REPOSITORY.match(value) is None:
+            raise ValueError(f"{preview(value)} is not a repository; write it without tag or digest, "
                              "for example 'registry.example.com/ascend/npu-exporter'")
         return value
 
@@ -36,14 +40,14 @@ class Image(SpecModel):
         if value is None:
             return value
         if TAG.match(value) is None:
-            raise ValueError(f"'{value}' is not an image tag; write a tag such as 'v6.0.0'")
+            raise ValueError(f"{preview(value)} is not an image tag; write a tag such as 'v6.0.0'")
         return require_pinned(value, "image tag", "v6.0.0 (or pin a digest)")
 
     @field_validator("digest")
     @classmethod
     def _digest(cls, value: Optional[str]) -> Optional[str]:
         if value is not None and DIGEST.match(value) is None:
-            raise ValueError(f"'{value}' is not a digest; write 'sha256:' and 64 lowercase hex characters")
+            raise ValueError(f"{preview(value)} is not a digest; write 'sha256:' and 64 lowercase hex characters")
         return value
 
     @model_validator(mode="after")

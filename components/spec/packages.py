@@ -1,14 +1,17 @@
 """The Ascend `.run` installers a stack deploys, and the file-name rules they follow."""
 from __future__ import annotations
 
+import posixpath
 import re
 from enum import Enum
+from urllib.parse import parse_qsl, urlsplit
 from typing import Optional
 
 from pydantic import Field, field_validator
 
-from components.spec.base import MIRROR_URL, PACKAGE_FILE, SpecModel
+from components.spec.base import PACKAGE_FILE, SpecModel
 from components.spec.hosts import Arch, Chip
+from components.spec.redact import SECRET_WORDS, preview
 
 
 class Kind(str, Enum):
@@ -28,6 +31,10 @@ class Source(str, Enum):
     MIRROR = "mirror"
 
 
+# Directories an upload must never be: the whole filesystem or a system tree would be copied to every node.
+SYSTEM_DIRECTORIES_TOP = frozenset({"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media",
+                                    "mnt", "opt", "proc", "root", "run", "sbin", "srv", "sys", "tmp", "usr", "var"})
+SYSTEM_DIRECTORIES = frozenset({"/", "//", "/usr/local", "/usr/lib", "/var/lib", "/var/tmp", "/var/cache"})
 CHIP_TOKEN = {Chip.A910: "910", Chip.A910B: "910b", Chip.A310: "310", Chip.A310P: "310p"}
 VERSION_KEY = {Kind.DRIVER: "driver", Kind.FIRMWARE: "firmware", Kind.TOOLKIT: "cann",
                Kind.KERNELS: "cann", Kind.DOCKER_RUNTIME: "dockerRuntime"}
@@ -60,7 +67,7 @@ class PackageFile(SpecModel):
     @classmethod
     def _sha256(cls, value: str) -> str:
         if re.fullmatch(r"[0-9A-Fa-f]{64}", value) is None:
-            raise ValueError(f"'{value[:20]}...' is not a SHA-256 ({len(value)} characters); write the 64 hex "
+            raise ValueError(f"{preview(value)} is not a SHA-256; write the 64 hex "
                              "characters `sha256sum FILE` prints")
         return value.lower()
 
@@ -70,10 +77,47 @@ class Packages(SpecModel):
 
     source: Source = Field(description="`upload` from `directory`, or `mirror` from `mirrorUrl`.")
     directory: Optional[str] = Field(None, description="Local directory holding the files (source `upload`).")
-    mirror_url: Optional[str] = Field(None, pattern=MIRROR_URL,
-                                      description="Internal HTTP(S) URL the nodes fetch `<url>/<file>` from "
-                                                  "(source `mirror`).")
+    mirror_url: Optional[str] = Field(None, description="Internal HTTP(S) URL the nodes fetch `<url>/<file>` from "
+                                                        "(source `mirror`); a login goes in the `mirrorCredentials` "
+                                                        "secret, never in the URL.")
     files: list[PackageFile] = Field(min_length=1, description="The installers, one entry per file.")
+
+    _directory = field_validator("directory")(classmethod(lambda cls, v: upload_directory(v)))
+    _mirror = field_validator("mirror_url")(classmethod(lambda cls, v: mirror_url(v)))
+
+
+def upload_directory(value: Optional[str]) -> Optional[str]:
+    """A directory of its own: never a system root, the home directory or the project itself."""
+    if value is None:
+        return None
+    if any(c in value for c in "\0\n\r"):
+        raise ValueError("a directory name with a line break or NUL; write the path of the packages directory")
+    normal = posixpath.normpath(value.strip())
+    if normal in SYSTEM_DIRECTORIES or normal in (".", "..", "~") \
+            or normal.count("/") == 1 and normal.startswith("/") and normal[1:] in SYSTEM_DIRECTORIES_TOP:
+        raise ValueError(f"{preview(value)} would upload a whole system or project directory to every node; write "
+                         "a directory that holds only the .run files, e.g. ascend-packages")
+    return value
+
+
+def mirror_url(value: Optional[str]) -> Optional[str]:
+    """An http(s) URL with a host and no credentials in it (those go in the `mirrorCredentials` secret)."""
+    if value is None:
+        return None
+    try:
+        parts = urlsplit(value)
+        parts.port
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or re.search(r"\s", value):
+        raise ValueError(f"{preview(value)} is not an http:// or https:// URL; write e.g. "
+                         "https://mirror.example.com/ascend")
+    secret_query = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True) if SECRET_WORDS.search(k)]
+    if parts.username is not None or parts.password is not None or secret_query:
+        raise ValueError("the URL carries credentials (a user/password or a token), which would sit in plain text "
+                         "in the stack and in every node's install command; write the URL without them and run "
+                         "`pulumi config set --secret mirrorCredentials 'user:password'` (sent to the node on stdin)")
+    return value
 
 
 def parse_file_name(kind: Kind, file: str) -> Optional[dict]:

@@ -6,17 +6,20 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-import pulumi
 from pydantic import BaseModel, ValidationError
 
-from components.spec.base import DNS_LABEL, DNS_SUBDOMAIN, MIRROR_URL, PACKAGE_FILE
+from components.spec.base import PATTERN_WORDS
+from components.spec.redact import preview, preview_key
 
 NAMESPACE = "ascend-npu"
-PATTERN_RULES = {
-    DNS_LABEL: "write lowercase letters, digits and '-', at most 63 characters",
-    DNS_SUBDOMAIN: "write lowercase letters, digits, '-' and '.'",
-    MIRROR_URL: "write an http:// or https:// URL",
-    PACKAGE_FILE: "write the `.run` file name without a directory",
+# What to write when a value has the wrong type, by pydantic error kind (never a pattern or a Python type name).
+TYPE_RULES = {
+    "model_type": "write a mapping (`key: value` lines)", "dict_type": "write a mapping (`key: value` lines)",
+    "model_attributes_type": "write a mapping (`key: value` lines)",
+    "list_type": "write a list (`- item` lines or `[a, b]`)", "string_type": "write text",
+    "int_type": "write a whole number", "int_parsing": "write a whole number",
+    "int_from_float": "write a whole number", "bool_type": "write true or false",
+    "bool_parsing": "write true or false",
 }
 
 
@@ -31,8 +34,9 @@ class Problem:
         return f"{NAMESPACE}:{self.field}: {self.message}"
 
 
-class SpecError(pulumi.RunError):
-    """The stack config is invalid; every problem is listed, nothing was registered."""
+class SpecError(Exception):
+    """The stack config is invalid; every problem is listed, nothing was registered (the program raises it as a
+    Pulumi RunError, see config_source)."""
 
     def __init__(self, problems: Iterable[Problem]):
         self.problems = sorted(set(problems), key=lambda p: (p.field.split(".")[0], p.field, p.message))
@@ -44,7 +48,7 @@ def field_path(key: str, loc: tuple) -> str:
     """`nodes`, (2, 'address') -> `nodes[2].address`."""
     path = key
     for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+        path += f"[{part}]" if isinstance(part, int) else f".{preview_key(part)}"
     return path
 
 
@@ -80,7 +84,7 @@ def _unwrap(annotation: Any, part: Any) -> Any:
 def describe(key: str, annotation: Any, error: dict, secret: bool) -> Problem:
     """Turn one pydantic error into a Problem a person can act on."""
     loc, kind, given = error["loc"], error["type"], error.get("input")
-    shown = "the secret value" if secret else repr(given)
+    shown = "the secret value" if secret else preview(given)
     model = _model_at(annotation, loc[:-1])
     info = next((f for n, f in model.model_fields.items() if loc[-1] in (f.alias, n)), None) if model and loc else None
     if kind == "extra_forbidden":
@@ -90,15 +94,19 @@ def describe(key: str, annotation: Any, error: dict, secret: bool) -> Problem:
         message = "required and missing" + (f"; {info.description}" if info and info.description else "")
     elif kind in ("value_error", "assertion_error"):
         message = str(error["ctx"]["error"])
+        if secret:
+            message = message.replace(preview(given), shown)
     elif kind == "string_pattern_mismatch":
-        rule = PATTERN_RULES.get(error["ctx"]["pattern"], f"it must match {error['ctx']['pattern']}")
+        rule = PATTERN_WORDS.get(error["ctx"]["pattern"], "see the configuration reference for its form")
         what = f" ({info.description.rstrip('.')})" if info and info.description else ""
         message = f"{shown} is not valid here{what}; {rule}"
+    elif kind in TYPE_RULES:
+        message = f"{shown} is not allowed here; {TYPE_RULES[kind]}"
     elif error["msg"].startswith("Input should be"):
         message = f"{shown} is not allowed; it should be {error['msg'][len('Input should be '):]}"
     else:
         message = f"{error['msg']} (got {shown})"
-    return Problem(field_path(key, loc), message)
+    return Problem(field_path(key, loc), message[:400])
 
 
 def from_validation_error(key: str, annotation: Any, exc: ValidationError, secret: bool = False) -> list[Problem]:

@@ -8,6 +8,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from components.releases.catalog import known_releases
 from components.spec.base import SpecModel, require_pinned
+from components.spec.redact import preview
 
 VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z]+)+$")
 WHAT = {"firmware": "firmware", "driver": "driver", "cann": "CANN", "docker_runtime": "Ascend Docker Runtime"}
@@ -18,7 +19,7 @@ def exact(value: str, what: str) -> str:
     """A dotted version such as `24.1.rc2`, `8.0.RC3` or `7.3.0.1.231`."""
     require_pinned(value, f"{what} version", EXAMPLE[what])
     if VERSION.match(value) is None:
-        raise ValueError(f"'{value}' is not a version; write the exact {what} version, e.g. {EXAMPLE[what]}")
+        raise ValueError(f"{preview(value)} is not a version; write the exact {what} version, e.g. {EXAMPLE[what]}")
     return value
 
 

@@ -1,11 +1,13 @@
 """The install step over real SSH on the fake node: order, idempotence, upgrades, refusals and recovery."""
 from __future__ import annotations
 
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from components.host import node_packages
+from components.host import node_packages, with_mirror_credentials
 from tests.host.fakenode import ascend_files
 from tests.host.fakenode.mirror import serve_directory
 from tests.host.fakenode.node import step_report
@@ -164,6 +166,52 @@ def test_mirror_packages_are_fetched_once_and_checked(node):
         assert node.path("/var/cache/ascend-npu/packages").exists() and len(served) == 5
         node.clear_logs()
         assert node.run_step(spec, "install").returncode == 0 and len(served) == 5
+
+
+class ProcessWatch:
+    """Reads every process's argument list and environment while a step runs, looking for a text."""
+
+    def __init__(self, text: str):
+        self.text, self.seen, self.scans = text.encode(), [], 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _watch(self):
+        while not self._stop.is_set():
+            self.scans += 1
+            for proc in Path("/proc").glob("[0-9]*"):
+                for part in ("cmdline", "environ"):
+                    try:
+                        if self.text in (proc / part).read_bytes():
+                            self.seen.append((proc.name, part))
+                    except OSError:
+                        pass
+
+
+# ids, not the logins, name the cases: pytest puts the case name in its own environment, which the watch reads.
+@pytest.mark.parametrize("login", ["deploy:Mirror-pass-7f3a", "de\"p\\loy:Mirror-pass-7f3a'$(id)\"\\"],
+                         ids=["plain", "quotes-and-backslashes"])
+def test_mirror_login_reaches_curl_on_stdin_never_in_a_process_list(node, login):
+    with serve_directory(node.packages.directory, login=login) as (url, served):
+        spec = node.spec(source="mirror", mirror_url=url)
+        step = node.steps(spec)["install"]
+        refused = node.run(step.create, step.stdin)
+        assert refused.returncode != 0 and "401" in refused.stderr and node.installer_calls() == []
+        served.clear()
+        with ProcessWatch("Mirror-pass-7f3a") as watch:
+            result = node.run(step.create, with_mirror_credentials(step.stdin, login))
+    assert result.returncode == 0, result.stderr
+    assert len(served) == 5 and node.installers_run() == FRESH_ORDER
+    assert "Mirror-pass-7f3a" not in step.create + result.stdout + result.stderr
+    assert watch.scans > 0 and watch.seen == []
 
 
 def test_a_bad_mirror_download_is_refused_and_dropped(node, tmp_path):

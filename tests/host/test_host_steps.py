@@ -133,9 +133,9 @@ def test_delete_uninstalls_only_when_the_stack_asks(raw):
 
 
 def test_mirror_url_is_passed_quoted(raw):
-    raw["packages"] = {"source": "mirror", "mirrorUrl": "https://repo.internal/ascend?token=a&b=c",
+    raw["packages"] = {"source": "mirror", "mirrorUrl": "https://repo.internal/ascend?release=a&b=c",
                        "files": raw["packages"]["files"]}
     install = steps_of(raw)["install"]
-    assert "'https://repo.internal/ascend?token=a&b=c'" in install.create
-    assert env_of(install.create)["ASCEND_MIRROR_URL"] == "https://repo.internal/ascend?token=a&b=c"
+    assert "'https://repo.internal/ascend?release=a&b=c'" in install.create
+    assert env_of(install.create)["ASCEND_MIRROR_URL"] == "https://repo.internal/ascend?release=a&b=c"
     assert env_of(install.create)["ASCEND_SOURCE"] == "mirror"

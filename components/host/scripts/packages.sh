@@ -5,13 +5,27 @@
 staged_file() { printf '%s%s/%s' "$ROOT" "$ASCEND_STAGING" "$(kind_var "$1" FILE)"; }
 sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 
-# Download <mirror>/<file> into staging; a failed download leaves no partial file behind.
+# The mirror login as a curl config line; printf is a builtin, so the login is in no argument list.
+mirror_login_config() {
+  local login=$ASCEND_MIRROR_CREDENTIALS
+  login=${login//\\/\\\\}
+  login=${login//\"/\\\"}
+  login=${login//$'\n'/\\n}
+  printf 'user = "%s"\n' "$login"
+}
+
+# Download <mirror>/<file> into staging; a failed download leaves no partial file behind. A mirror login
+# (ASCEND_MIRROR_CREDENTIALS, set on stdin and never exported) reaches curl as its config on a pipe.
 fetch_package() {
   local path url rc=0
   path=$(staged_file "$1")
   url="${ASCEND_MIRROR_URL%/}/$(kind_var "$1" FILE)"
   mkdir -p "${path%/*}"
-  curl -fsSL --retry 3 --connect-timeout 20 -o "$path.part" "$url" || rc=$?
+  if [[ -n ${ASCEND_MIRROR_CREDENTIALS:-} ]]; then
+    mirror_login_config | curl -K - -fsSL --retry 3 --connect-timeout 20 -o "$path.part" "$url" || rc=$?
+  else
+    curl -fsSL --retry 3 --connect-timeout 20 -o "$path.part" "$url" || rc=$?
+  fi
   if ((rc != 0)); then
     rm -f "$path.part"
     problem "cannot fetch $url (curl exit $rc); check packages.mirrorUrl and that the node can reach it"
@@ -62,6 +76,9 @@ stage_packages() {
   if (($# == 0)); then
     say "packages: nothing to install, nothing staged"
     return
+  fi
+  if [[ -n ${ASCEND_MIRROR_CREDENTIALS:-} && $ASCEND_MIRROR_CREDENTIALS != *:* ]]; then
+    die "mirrorCredentials is not user:password; set it again with pulumi config set --secret mirrorCredentials"
   fi
   for kind in "$@"; do stage_package "$kind"; done
   check_free_space "$@"
