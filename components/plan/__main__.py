@@ -53,6 +53,10 @@ def run_stack(config: StackConfig) -> list:
     return run_program(ROOT / "__main__.py", config.project, config.stack, config.values, config.secret_keys)
 
 
+class ExtraResourcesError(Exception):
+    """A `--extra-resources` file that cannot be read as resources."""
+
+
 def extra_resources(path: Path, config: StackConfig) -> list:
     """Resources from a YAML file (`{type, name, properties}`, one or a list), recorded as if the stack registered
     them: a manifest tried against the pack with the stack's own objects."""
@@ -61,13 +65,13 @@ def extra_resources(path: Path, config: StackConfig) -> list:
     try:
         docs = yaml.safe_load(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
-        raise StackFileError(f"{path}: cannot read it ({exc})") from exc
+        raise ExtraResourcesError(f"{path}: cannot read it ({exc})") from exc
     docs = docs if isinstance(docs, list) else [docs]
     recorded = []
     for i, doc in enumerate(docs):
         if not (isinstance(doc, dict) and isinstance(doc.get("type"), str) and isinstance(doc.get("name"), str)
                 and isinstance(doc.get("properties"), dict)):
-            raise StackFileError(f"{path}: resource {i} needs `type` (e.g. kubernetes:core/v1:Pod), `name` and "
+            raise ExtraResourcesError(f"{path}: resource {i} needs `type` (e.g. kubernetes:core/v1:Pod), `name` and "
                                  "`properties` (the object)")
         urn = f"urn:pulumi:{config.stack}::{config.project}::{doc['type']}::{doc['name']}"
         recorded.append(Recorded(urn=urn, type=doc["type"], name=doc["name"], parent="", custom=True,
@@ -110,7 +114,7 @@ def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool 
     except SpecError as exc:
         print(f"error: {config_problems(exc, config)}", file=sys.stderr)
         return EXIT_CONFIG
-    except StackFileError as exc:
+    except ExtraResourcesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     import yaml
