@@ -44,7 +44,8 @@ def test_uninstall_script_fits_in_one_command_line_argument(packages):
     """Destroy sends the uninstall script inside `bash -c`: Linux caps one argument at 128 KiB."""
     from tests.host.fakenode.packages import stack_config
     from components.spec import parse_stack
-    spec = parse_stack(stack_config(packages, "ssh-ed25519 AAAA", uninstall=True))
+    host_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOiQ9hs+a1eANLk/CrC5WBLnQM/KP6qx/EIDhhUqiAFi"
+    spec = parse_stack(stack_config(packages, host_key, uninstall=True))
     script = shlex.split(commands.host_steps(spec, spec.nodes[0])["install"].delete)[-1]
     assert len(script.encode()) < 128 * 1024
 
