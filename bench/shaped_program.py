@@ -17,6 +17,7 @@ class Component(pulumi.ComponentResource):
 
     def __init__(self, token: str, name: str, opts: pulumi.ResourceOptions):
         super().__init__(f"ascend-npu:index:{token}", name, None, opts)
+        self.register_outputs({})
 
 
 nodes = [SimpleNamespace(name=f"node-{i:04d}", wave=None) for i in range(NODES)]
