@@ -14,8 +14,8 @@ from bench.synthetic import ROOT, write_synthetic
 
 SIZES = (10, 100, 300, 1000)
 MAX_PARALLEL = (1, 8, 64)
-# Runs per figure (the median is shown): fewer for 1000 nodes, to keep the whole bench near 15 minutes on 2 cores.
-REPEATS = {10: 5, 100: 5, 300: 3, 1000: 3}
+# Runs per figure (the median is shown): three each, about 20 minutes on 2 shared cores, most of it at 1000 nodes.
+REPEATS = {10: 3, 100: 3, 300: 3, 1000: 3}
 CRASH_CHECK = (2000, 1)  # one run of the program: nodes, maxParallel
 PER_NODE = 4  # resources per node of the synthetic (mirror) stacks: component, install, verify, label patch
 FIXED = 4  # stack, platform, provider, cluster component (the shaped floor adds the rest as cluster objects)
@@ -30,35 +30,37 @@ def measure(kind: str, nodes: int, max_parallel: int, extra) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def median_of(kind: str, nodes: int, max_parallel: int, extra, repeats: int) -> dict:
-    runs = [measure(kind, nodes, max_parallel, extra) for _ in range(repeats)]
-    failed = [r for r in runs if "error" in r]
-    if failed:
-        return failed[0]
-    return {"resources": runs[0]["resources"], "cpu_s": statistics.median(r["cpu_s"] for r in runs),
-            "spread": (min(r["cpu_s"] for r in runs), max(r["cpu_s"] for r in runs))}
+def summary(runs: list[dict]) -> dict:
+    cpu = [r["cpu_s"] for r in runs]
+    return {"resources": runs[0]["resources"], "cpu_s": statistics.median(cpu), "spread": (min(cpu), max(cpu))}
+
+
+def size_figures(nodes: int, stack_file: Path) -> list[dict]:
+    """Each repeat runs the bare floor, then per maxParallel the program and its shaped floor, back to back:
+    the ratios are taken within a repeat, so a change in the machine's load between repeats cancels out."""
+    runs: dict[int, list[dict]] = {mp: [] for mp in MAX_PARALLEL}
+    for _ in range(REPEATS[nodes]):
+        bare = None
+        for max_parallel in MAX_PARALLEL:
+            program = measure("program", nodes, max_parallel, stack_file)
+            if "error" in program:
+                return [{"nodes": nodes, "mp": max_parallel, "error": program["error"]}]
+            count = program["resources"]
+            shaped = measure("shaped", nodes, max_parallel, count - FIXED - PER_NODE * nodes)
+            if shaped.get("resources") != count:
+                raise SystemExit(f"the shaped floor registered {shaped.get('resources')} resources, the program "
+                                 f"{count}: {shaped.get('error', 'its shape no longer matches the program')}")
+            bare = bare or measure("bare", nodes, max_parallel, count - 1)  # independent of maxParallel
+            runs[max_parallel].append({"program": program, "shaped": shaped, "bare": bare})
+    return [{"nodes": nodes, "mp": mp, "repeats": len(rs),
+             **{kind: summary([r[kind] for r in rs]) for kind in ("program", "shaped", "bare")},
+             "to_shaped": statistics.median(r["program"]["cpu_s"] / r["shaped"]["cpu_s"] for r in rs),
+             "to_bare": statistics.median(r["program"]["cpu_s"] / r["bare"]["cpu_s"] for r in rs)}
+            for mp, rs in runs.items()]
 
 
 def figures(work: Path) -> list[dict]:
-    rows, bare_by_size = [], {}
-    for nodes in SIZES:
-        stack_file = write_synthetic(nodes, work)
-        for max_parallel in MAX_PARALLEL:
-            repeats = REPEATS[nodes]
-            program = median_of("program", nodes, max_parallel, stack_file, repeats)
-            if "error" in program:
-                rows.append({"nodes": nodes, "mp": max_parallel, "error": program["error"]})
-                continue
-            count = program["resources"]
-            shaped = median_of("shaped", nodes, max_parallel, count - FIXED - PER_NODE * nodes, repeats)
-            if shaped.get("resources") != count:
-                raise SystemExit(f"the shaped floor registered {shaped.get('resources')} resources, the program {count}: "
-                                 f"{shaped.get('error', 'its shape no longer matches the program')}")
-            if nodes not in bare_by_size:  # the bare floor does not depend on maxParallel
-                bare_by_size[nodes] = median_of("bare", nodes, max_parallel, count - 1, repeats)
-            rows.append({"nodes": nodes, "mp": max_parallel, "repeats": repeats, "program": program,
-                         "shaped": shaped, "bare": bare_by_size[nodes]})
-    return rows
+    return [row for nodes in SIZES for row in size_figures(nodes, write_synthetic(nodes, work))]
 
 
 def print_table(rows: list[dict]) -> None:
@@ -75,15 +77,16 @@ def print_table(rows: list[dict]) -> None:
         low, high = program["spread"]
         print(f"{row['nodes']:>5} {row['mp']:>6} {row['repeats']:>4} {program['resources']:>9} {per_node:>8.2f} "
               f"{program['cpu_s']:>9.2f} {shaped['cpu_s']:>8.2f} {bare['cpu_s']:>7.2f} "
-              f"{program['cpu_s'] / shaped['cpu_s']:>7.2f} {program['cpu_s'] / bare['cpu_s']:>6.2f}  "
+              f"{row['to_shaped']:>7.2f} {row['to_bare']:>6.2f}  "
               f"{low:.2f}-{high:.2f}")
 
 
 def main() -> None:
     start = time.perf_counter()
-    print("program CPU seconds (median of `runs` fresh processes) under the plan's mock engine, synthetic prod-shaped "
-          "stacks;\nshaped floor: the same components, parents, resource types and edges, wired by the same rollout "
-          "code, with trivial inputs;\nbare floor: as many plain resources, no parent, no edge")
+    print("CPU seconds of one program run under the plan's mock engine (median of `runs` fresh processes; ratios: "
+          "median of the ratios\nwithin a run), synthetic prod-shaped stacks; shaped floor: the same components, "
+          "parents, resource types and edges,\nwired by the same rollout code, with trivial inputs; bare floor: as "
+          "many plain resources, no parent, no edge")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         print_table(figures(work))

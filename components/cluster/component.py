@@ -28,14 +28,13 @@ class AscendClusterArgs:
     taint_nodes: bool = False
 
 
-def _check_node(spec: StackSpec, node: str, labelled: Mapping[str, object]) -> NodeSpec:
+def _check_node(nodes: Mapping[str, NodeSpec], node: str, labelled: Mapping[str, object]) -> NodeSpec:
     """The spec of a node about to be labelled; an unknown or already labelled node is a wiring error."""
-    names = [n.name for n in spec.nodes]
-    if node not in names:
-        raise ValueError(f"cannot label '{node}': not a node of the spec ({', '.join(names)})")
+    if node not in nodes:
+        raise ValueError(f"cannot label '{node}': not a node of the spec ({', '.join(nodes)})")
     if node in labelled:
         raise ValueError(f"cannot label '{node}' twice")
-    return spec.node(node)
+    return nodes[node]
 
 
 class AscendCluster(pulumi.ComponentResource):
@@ -46,6 +45,7 @@ class AscendCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: AscendClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("ascend-npu:index:AscendCluster", name, None, opts)
         self._name, self._spec, self._taint_nodes = name, args.spec, args.taint_nodes
+        self._nodes = {n.name: n for n in self._spec.nodes}
         self.values = chart_values(self._spec)
         self._child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         objects = cluster_objects(self.values)
@@ -77,7 +77,7 @@ class AscendCluster(pulumi.ComponentResource):
         Called as each node's host steps are built, so a patch never waits, registered but pending,
         for a wave that does not exist yet. The validation Job follows its canary's patch.
         """
-        node = _check_node(self._spec, node_name, self.node_patches)
+        node = _check_node(self._nodes, node_name, self.node_patches)
         patch = k8s.core.v1.NodePatch(
             f"{self._name}-node-{node.name}",
             # The project owns these labels: forcing takes them over from an earlier `kubectl label`.

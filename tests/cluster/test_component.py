@@ -155,12 +155,12 @@ def test_optional_taint_lands_with_the_labels():
 
 
 def test_only_nodes_of_the_spec_are_labelled_and_each_once():
-    spec = spec_of(stack_raw("dev"))
-    assert _check_node(spec, "dev-npu-02", {"dev-npu-01": object()}).name == "dev-npu-02"
+    nodes = {n.name: n for n in spec_of(stack_raw("dev")).nodes}
+    assert _check_node(nodes, "dev-npu-02", {"dev-npu-01": object()}).name == "dev-npu-02"
     with pytest.raises(ValueError, match="'dev-npu-03': not a node of the spec \\(dev-npu-01, dev-npu-02\\)"):
-        _check_node(spec, "dev-npu-03", {})
+        _check_node(nodes, "dev-npu-03", {})
     with pytest.raises(ValueError, match="cannot label 'dev-npu-01' twice"):
-        _check_node(spec, "dev-npu-01", {"dev-npu-01": object()})
+        _check_node(nodes, "dev-npu-01", {"dev-npu-01": object()})
 
 
 def test_a_canary_labelled_after_construction_still_gets_the_validation_job():
