@@ -1,67 +1,111 @@
-"""`make bench`: plan wall time, resources per node and program cost over the SDK floor, for 10-1000 nodes."""
+"""`make bench`: program CPU against two floors, each run in its own fresh process, for 10 to 1000 nodes."""
 from __future__ import annotations
 
-import io
+import json
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
-from contextlib import redirect_stdout
 from pathlib import Path
 
 from bench.host_faults import print_fault_table, run_scenarios
 from bench.host_steps import measure_host_runs
 from bench.synthetic import ROOT, write_synthetic
-from components.plan.__main__ import plan, run_stack
-from components.plan.recorder import run_program
-from components.plan.stack_files import read_stack_config
 
-SIZES = (10, 100, 1000)
-
-
-def timed(fn):
-    start = time.perf_counter()
-    result = fn()
-    return time.perf_counter() - start, result
+SIZES = (10, 100, 300, 1000)
+MAX_PARALLEL = (1, 8, 64)
+# Runs per figure (the median is shown): three each, about 20 minutes on 2 shared cores, most of it at 1000 nodes.
+REPEATS = {10: 3, 100: 3, 300: 3, 1000: 3}
+CRASH_CHECK = (2000, 1)  # one run of the program: nodes, maxParallel
+PER_NODE = 4  # resources per node of the synthetic (mirror) stacks: component, install, verify, label patch
+FIXED = 4  # stack, platform, provider, cluster component (the shaped floor adds the rest as cluster objects)
 
 
-def program_run(stack_file: Path, name: str):
-    return run_stack(read_stack_config(ROOT, name, stack_file))
+def measure(kind: str, nodes: int, max_parallel: int, extra) -> dict:
+    """One run in a fresh Python process, so no figure pays for the objects an earlier run left behind."""
+    out = subprocess.run([sys.executable, "-m", "bench.measure", kind, str(nodes), str(max_parallel), str(extra)],
+                         cwd=ROOT, capture_output=True, text=True)
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["exit " + str(out.returncode)])[-1]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def floor_run(count: int):
-    return run_program(ROOT / "bench" / "floor_program.py", "floor", "floor", {"floor:count": str(count)}, [])
+def summary(runs: list[dict]) -> dict:
+    cpu = [r["cpu_s"] for r in runs]
+    return {"resources": runs[0]["resources"], "cpu_s": statistics.median(cpu), "spread": (min(cpu), max(cpu))}
 
 
-def plan_figures(work: Path) -> list[dict]:
-    rows = []
-    for nodes in SIZES:
-        stack_file = write_synthetic(nodes, work)
-        with redirect_stdout(io.StringIO()):
-            plan_seconds, code = timed(lambda: plan(f"bench-{nodes}", work / f"out-{nodes}", stack_file))
-        program_seconds, resources = timed(lambda: program_run(stack_file, f"bench-{nodes}"))
-        floor_seconds, _ = timed(lambda: floor_run(len(resources)))
-        rows.append({"nodes": nodes, "exit": code, "resources": len(resources), "plan_s": plan_seconds,
-                     "program_s": program_seconds, "floor_s": floor_seconds})
-    return rows
+def size_figures(nodes: int, stack_file: Path) -> list[dict]:
+    """Each repeat runs the bare floor, then per maxParallel the program and its shaped floor, back to back:
+    the ratios are taken within a repeat, so a change in the machine's load between repeats cancels out."""
+    runs: dict[int, list[dict]] = {mp: [] for mp in MAX_PARALLEL}
+    for _ in range(REPEATS[nodes]):
+        bare = None
+        for max_parallel in MAX_PARALLEL:
+            program = measure("program", nodes, max_parallel, stack_file)
+            if "error" in program:
+                return [{"nodes": nodes, "mp": max_parallel, "error": program["error"]}]
+            count = program["resources"]
+            shaped = measure("shaped", nodes, max_parallel, count - FIXED - PER_NODE * nodes)
+            if shaped.get("resources") != count:
+                raise SystemExit(f"the shaped floor registered {shaped.get('resources')} resources, the program "
+                                 f"{count}: {shaped.get('error', 'its shape no longer matches the program')}")
+            bare = bare or measure("bare", nodes, max_parallel, count - 1)  # independent of maxParallel
+            runs[max_parallel].append({"program": program, "shaped": shaped, "bare": bare})
+    return [{"nodes": nodes, "mp": mp, "repeats": len(rs),
+             **{kind: summary([r[kind] for r in rs]) for kind in ("program", "shaped", "bare")},
+             "to_shaped": statistics.median(r["program"]["cpu_s"] / r["shaped"]["cpu_s"] for r in rs),
+             "to_bare": statistics.median(r["program"]["cpu_s"] / r["bare"]["cpu_s"] for r in rs)}
+            for mp, rs in runs.items()]
+
+
+def figures(work: Path) -> list[dict]:
+    return [row for nodes in SIZES for row in size_figures(nodes, write_synthetic(nodes, work))]
+
+
+def print_table(rows: list[dict]) -> None:
+    base = {r["mp"]: r["program"]["resources"] for r in rows if r["nodes"] == SIZES[0] and "program" in r}
+    print(f"{'nodes':>5} {'maxPar':>6} {'runs':>4} {'resources':>9} {'res/node':>8} {'program s':>9} "
+          f"{'shaped s':>8} {'bare s':>7} {'÷shaped':>7} {'÷bare':>6}  program min-max")
+    for row in rows:
+        if "error" in row:
+            print(f"{row['nodes']:>5} {row['mp']:>6}  error: {row['error']}")
+            continue
+        program, shaped, bare = row["program"], row["shaped"], row["bare"]
+        per_node = ((program["resources"] - base[row["mp"]]) / (row["nodes"] - SIZES[0])
+                    if row["nodes"] != SIZES[0] else float("nan"))
+        low, high = program["spread"]
+        print(f"{row['nodes']:>5} {row['mp']:>6} {row['repeats']:>4} {program['resources']:>9} {per_node:>8.2f} "
+              f"{program['cpu_s']:>9.2f} {shaped['cpu_s']:>8.2f} {bare['cpu_s']:>7.2f} "
+              f"{row['to_shaped']:>7.2f} {row['to_bare']:>6.2f}  "
+              f"{low:.2f}-{high:.2f}")
 
 
 def main() -> None:
+    start = time.perf_counter()
+    print("CPU seconds of one program run under the plan's mock engine (median of `runs` fresh processes; ratios: "
+          "median of the ratios\nwithin a run), synthetic prod-shaped stacks; shaped floor: the same components, "
+          "parents, resource types and edges,\nwired by the same rollout code, with trivial inputs; bare floor: as "
+          "many plain resources, no parent, no edge")
     with tempfile.TemporaryDirectory() as tmp:
-        rows = plan_figures(Path(tmp))
-    base = rows[0]
-    print("offline plan (program under mocks + policy pack), synthetic prod-shaped stacks")
-    print(f"{'nodes':>6} {'exit':>4} {'resources':>9} {'res/node':>8} {'plan s':>8} {'program s':>9} "
-          f"{'SDK floor s':>11} {'program/floor':>13}")
-    for row in rows:
-        per_node = (row["resources"] - base["resources"]) / (row["nodes"] - base["nodes"]) if row is not base else \
-            float("nan")
-        print(f"{row['nodes']:>6} {row['exit']:>4} {row['resources']:>9} {per_node:>8.2f} {row['plan_s']:>8.2f} "
-              f"{row['program_s']:>9.3f} {row['floor_s']:>11.3f} {row['program_s'] / row['floor_s']:>13.2f}")
-    print("res/node: added resources per added node (against the 10-node stack); SDK floor: the same number "
-          "of bare resources registered under the same mocks")
-    figures = measure_host_runs()
+        work = Path(tmp)
+        print_table(figures(work))
+        nodes, max_parallel = CRASH_CHECK
+        crash = measure("program", nodes, max_parallel, write_synthetic(nodes, work))
+        print(f"{nodes} nodes at maxParallel {max_parallel}, one run: " +
+              (f"error: {crash['error']}" if "error" in crash else
+               f"{crash['resources']} resources, {crash['cpu_s']:.2f} s CPU"))
+        pack = measure("policy", 1000, 8, write_synthetic(1000, work))
+    print("policy pack over gRPC, 1000 nodes: " + ("error: " + pack["error"] if "error" in pack else
+          f"{pack['resources']} resources, {pack['analyze_ms_per_resource']:.2f} ms wall per Analyze call, "
+          f"AnalyzeStack {pack['analyze_stack_s']:.2f} s, pack CPU {pack['pack_cpu_ms_per_resource']:.2f} ms per "
+          f"resource (its start included), {pack['violations']} violations"))
+    host = measure_host_runs()
     print("host steps on the fake node over SSH: " + ", ".join(f"{k} {v:.2f} s" if isinstance(v, float) else
-                                                               f"{k} {v}" for k, v in figures.items()))
+                                                               f"{k} {v}" for k, v in host.items()))
     print_fault_table(run_scenarios())
+    print(f"bench took {time.perf_counter() - start:.0f} s wall")
 
 
 if __name__ == "__main__":

@@ -24,20 +24,23 @@ class AscendNpuPlatform(pulumi.ComponentResource):
 
     namespace: pulumi.Output[str]
     waves: list[list[str]]
-    nodes: dict[str, pulumi.Output[dict]]
+    nodes: pulumi.Output[dict[str, pulumi.Output[dict]]]
 
     def __init__(self, name: str, args: AscendNpuPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("ascend-npu:index:AscendNpuPlatform", name, None, opts)
         spec = args.spec
         self.provider = k8s.Provider(f"{name}-k8s", context=spec.cluster.kube_context,
                                      opts=pulumi.ResourceOptions(parent=self))
-        self.waves, self.hosts = build_hosts(name, spec, parent=self)
         self.cluster = AscendCluster(
             f"{name}-cluster",
-            AscendClusterArgs(spec=spec, provider=self.provider,
-                              node_ready={node: [host.verify] for node, host in self.hosts.items()},
-                              taint_nodes=spec.cluster.taint_npu_nodes),
+            AscendClusterArgs(spec=spec, provider=self.provider, taint_nodes=spec.cluster.taint_npu_nodes),
             opts=pulumi.ResourceOptions(parent=self))
+        # Each node is labelled as its host steps are built, gated on its own verify step.
+        layer = build_hosts(name, spec, parent=self,
+                            on_host=lambda node, host: self.cluster.label_node(node.name, [host.verify]))
+        self.waves, self.hosts = layer.waves, layer.hosts
         self.namespace = self.cluster.namespace
-        self.nodes = {node: host.verified for node, host in self.hosts.items()}
+        # One verify result per node (each its own output, unknown in preview), once every wave is built.
+        self.nodes = layer.built.apply(lambda _: {node: self.hosts[node].verified for wave in self.waves
+                                                  for node in wave})
         self.register_outputs({"namespace": self.namespace, "waves": self.waves, "nodes": self.nodes})

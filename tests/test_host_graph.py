@@ -5,9 +5,14 @@ from collections import Counter
 
 import pytest
 
+from components.cluster.values import chart_values
 from components.plan.recorder import SECRET_SIG, SIG_KEY, mask
+from components.plan.stack_files import read_stack_config
+from components.rollout import plan_waves
+from components.spec.config_source import spec_from_values
+from components.spec.packages import Source
 
-from tests.stacks import ROOT
+from tests.stacks import ROOT, load_stack, patched, write_stack
 
 HOST = "ascend-npu:index:AscendHost"
 COMMAND = "command:remote:Command"
@@ -23,6 +28,54 @@ def graph(request):
 
 def step(resources, node: str, suffix: str):
     return next(r for r in resources.values() if r.name.endswith(f"-{node}-{suffix}"))
+
+
+# Many-wave and reordered variants of the committed stacks: every node its own wave, numbered waves split by
+# maxParallel, and a validation canary that is not in the first wave.
+VARIANTS = {
+    "dev": ("dev", {}),
+    "prod": ("prod", {}),
+    "prod-one-by-one": ("prod", {"set": {"ascend-npu:rollout.maxParallel": 1}}),
+    "prod-numbered": ("prod", {"set": {"ascend-npu:rollout.maxParallel": 3, "ascend-npu:nodes[5].wave": 1,
+                                       "ascend-npu:nodes[6].wave": 1, "ascend-npu:nodes[30].wave": 1,
+                                       "ascend-npu:nodes[31].wave": 1, "ascend-npu:nodes[7].wave": 2}}),
+    "dev-late-canary": ("dev", {"set": {"ascend-npu:rollout.canaries": ["dev-npu-02", "dev-npu-01"]}}),
+}
+
+
+def expected_host_edges(spec, resources) -> set[tuple[str, str]]:
+    """Every edge that touches a host step or a node's labels, derived from the spec alone."""
+    patches = {r.properties["metadata"]["name"]: r.urn for r in resources.values()
+               if r.type == "kubernetes:core/v1:NodePatch"}
+    upload = spec.packages.source is Source.UPLOAD
+    edges, previous = set(), []
+    for wave in plan_waves(spec.nodes, spec.canaries, spec.rollout.max_parallel):
+        for node in (n.name for n in wave):
+            urn = {s: step(resources, node, s).urn for s in (["packages"] if upload else []) + ["install", "verify"]}
+            first = urn["packages" if upload else "install"]
+            edges |= {(first, gate) for gate in previous}
+            edges |= {(urn["install"], urn["packages"])} if upload else set()
+            edges |= {(urn["verify"], urn["install"]), (patches[node], urn["verify"])}
+        previous = [step(resources, n.name, "verify").urn for n in wave]
+    if spec.validation.enabled:
+        (job,) = (r for r in resources.values() if r.type == "kubernetes:batch/v1:Job")
+        edges.add((job.urn, patches[chart_values(spec)["validation"]["node"]]))
+    return edges
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_recorded_host_edges_are_exactly_the_rollout(variant, tmp_path):
+    """No edge lost (a wave starting early) and none added (a node waiting for the wrong one)."""
+    from tests.conftest import run_stack_file
+    stack, patch = VARIANTS[variant]
+    path = write_stack(patched(load_stack(stack), patch), tmp_path, stack)
+    config = read_stack_config(ROOT, stack, path)
+    resources = {r.urn: r for r in run_stack_file(path, stack)}
+    held = {urn for urn, r in resources.items()
+            if r.type in (COMMAND, "command:remote:CopyToRemote", "kubernetes:core/v1:NodePatch")}
+    recorded = {(r.urn, d) for r in resources.values() for d in r.dependencies if r.urn in held or d in held}
+    expected = expected_host_edges(spec_from_values(config.values, config.secret_keys), resources)
+    assert recorded == expected, {"lost": sorted(expected - recorded), "added": sorted(recorded - expected)}
 
 
 def test_each_node_runs_install_then_verify_then_gets_its_labels(graph):

@@ -1,7 +1,7 @@
 """The cluster layer as one Pulumi component: the built objects, node labels, and the edges between them."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 import pulumi
@@ -20,20 +20,21 @@ COMPONENT = "app.kubernetes.io/component"
 
 @dataclass(frozen=True)
 class AscendClusterArgs:
-    """The stack spec, the provider of its cluster, and per node the host resources that make it ready."""
+    """The stack spec, the provider of its cluster, and the nodes already ready (the rest via `label_node`)."""
 
     spec: StackSpec
     provider: k8s.Provider
-    node_ready: Mapping[str, Sequence[pulumi.Resource]]
+    node_ready: Mapping[str, Sequence[pulumi.Resource]] = field(default_factory=dict)
     taint_nodes: bool = False
 
 
-def _check_nodes(spec: StackSpec, node_ready: Mapping[str, Sequence[pulumi.Resource]]) -> None:
-    names = {n.name for n in spec.nodes}
-    missing, unknown = sorted(names - set(node_ready)), sorted(set(node_ready) - names)
-    if missing or unknown:
-        raise ValueError(f"node_ready must name every node of the spec and no other; missing: {missing or 'none'}, "
-                         f"unknown: {unknown or 'none'}")
+def _check_node(nodes: Mapping[str, NodeSpec], node: str, labelled: Mapping[str, object]) -> NodeSpec:
+    """The spec of a node about to be labelled; an unknown or already labelled node is a wiring error."""
+    if node not in nodes:
+        raise ValueError(f"cannot label '{node}': not a node of the spec ({', '.join(nodes)})")
+    if node in labelled:
+        raise ValueError(f"cannot label '{node}' twice")
+    return nodes[node]
 
 
 class AscendCluster(pulumi.ComponentResource):
@@ -43,40 +44,61 @@ class AscendCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: AscendClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("ascend-npu:index:AscendCluster", name, None, opts)
-        spec = args.spec
-        _check_nodes(spec, args.node_ready)
-        self.values = chart_values(spec)
-        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        self._name, self._spec, self._taint_nodes = name, args.spec, args.taint_nodes
+        self._nodes = {n.name: n for n in self._spec.nodes}
+        self.values = chart_values(self._spec)
+        self._child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         objects = cluster_objects(self.values)
 
-        self.namespace_resource = register(f"{name}-namespace", objects[0], child)
+        self.namespace_resource = register(f"{name}-namespace", objects[0], self._child)
         self.namespace = self.namespace_resource.metadata.name
-        self.node_labels = {n.name: node_labels(n, spec.versions) for n in spec.nodes}
-        self.node_patches = {n.name: self._node_patch(name, n, args, child) for n in spec.nodes}
+        self.node_labels = {n.name: node_labels(n, self._spec.versions) for n in self._spec.nodes}
+        self.node_patches: dict[str, k8s.core.v1.NodePatch] = {}
         self.device_plugins: dict[str, pulumi.CustomResource] = {}
         self.exporters: dict[str, pulumi.CustomResource] = {}
         self.runtime_class: Optional[pulumi.CustomResource] = None
         self.validation_job: Optional[pulumi.CustomResource] = None
-        self._register_objects(name, objects[1:], child)
+        self._validation_job_object: Optional[dict[str, Any]] = None
+        self._register_objects(name, objects[1:], self._child)
+        for node, ready in args.node_ready.items():
+            self.label_node(node, ready)
+        job = self._validation_job_object
         self.register_outputs({
             "namespace": self.namespace,
             "devicePlugins": {chip: ds.metadata.name for chip, ds in self.device_plugins.items()},
             "exporters": {engine: ds.metadata.name for engine, ds in self.exporters.items()},
-            "validationJob": self.validation_job.metadata.name if self.validation_job else None,
+            "validationJob": job["metadata"]["name"] if job else None,
             "nodeLabels": self.node_labels,
         })
 
-    def _node_patch(self, name: str, node: NodeSpec, args: AscendClusterArgs,
-                    child: pulumi.ResourceOptions) -> k8s.core.v1.NodePatch:
-        """The node's labels (and optional taint), applied once every host step of that node succeeded."""
-        return k8s.core.v1.NodePatch(
-            f"{name}-node-{node.name}",
+    def label_node(self, node_name: str, ready: Sequence[pulumi.Resource]) -> k8s.core.v1.NodePatch:
+        """The node's labels (and optional taint), applied once `ready` (its host steps) succeeded.
+
+        Called as each node's host steps are built, so a patch never waits, registered but pending,
+        for a wave that does not exist yet. The validation Job follows its canary's patch.
+        """
+        node = _check_node(self._nodes, node_name, self.node_patches)
+        patch = k8s.core.v1.NodePatch(
+            f"{self._name}-node-{node.name}",
             # The project owns these labels: forcing takes them over from an earlier `kubectl label`.
             metadata={"name": node.name, "labels": self.node_labels[node.name],
                       "annotations": {"pulumi.com/patchForce": "true"}},
-            spec={"taints": node_taints(node)} if args.taint_nodes else None,
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-                depends_on=list(args.node_ready[node.name]))))
+            spec={"taints": node_taints(node)} if self._taint_nodes else None,
+            opts=pulumi.ResourceOptions.merge(self._child, pulumi.ResourceOptions(depends_on=list(ready))))
+        self.node_patches[node.name] = patch
+        if self._validation_job_object is not None and node.name == self.values["validation"]["node"]:
+            self._register_validation_job(patch)
+        return patch
+
+    def _register_validation_job(self, canary_patch: k8s.core.v1.NodePatch) -> None:
+        """The Job after the device plugins, the RuntimeClass, its RBAC and its canary's labels."""
+        obj = self._validation_job_object
+        after = [*self._validation_rbac, *self.device_plugins.values(), canary_patch]
+        if self.runtime_class is not None:
+            after.append(self.runtime_class)
+        # Pulumi waits for the Job to complete; let it wait as long as the Job may run.
+        timeouts = pulumi.CustomTimeouts(create=f"{self.values['validation']['timeoutSeconds'] + 120}s")
+        self.validation_job = self._register(self._name, obj, self._child, after, timeouts)
 
     def _register_objects(self, name: str, objects: list[dict[str, Any]], child: pulumi.ResourceOptions) -> None:
         """Every object after the Namespace: RBAC before its workloads, the Job after what it proves."""
@@ -93,13 +115,8 @@ class AscendCluster(pulumi.ComponentResource):
                     self.device_plugins[labels[CHIP]] = resource
                 else:
                     self.exporters[labels[CONTAINER_RUNTIME]] = resource
-            elif kind == "Job":
-                after += [*self.device_plugins.values(), self.node_patches[self.values["validation"]["node"]]]
-                if self.runtime_class is not None:
-                    after.append(self.runtime_class)
-                # Pulumi waits for the Job to complete; let it wait as long as the Job may run.
-                timeouts = pulumi.CustomTimeouts(create=f"{self.values['validation']['timeoutSeconds'] + 120}s")
-                self.validation_job = self._register(name, obj, child, after, timeouts)
+            elif kind == "Job":  # registered with its canary's labels, see label_node
+                self._validation_job_object, self._validation_rbac = obj, after
             else:
                 resource = self._register(name, obj, child, [])
                 if kind in RBAC_KINDS:

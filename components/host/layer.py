@@ -1,25 +1,43 @@
 """The host layer in rollout order: each wave starts only when every node of the previous wave verified."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
 import pulumi
 
 from components.host.component import AscendHost, AscendHostArgs
-from components.rollout import plan_waves
+from components.rollout import gate_waves, plan_waves
 from components.spec import StackSpec
+from components.spec.hosts import NodeSpec
 
 
-def build_hosts(name: str, spec: StackSpec, parent: pulumi.Resource) -> tuple[list[list[str]], dict[str, AscendHost]]:
-    """(waves of node names, node name -> AscendHost); wave k+1's first steps depend on wave k's verify steps.
+@dataclass
+class HostLayer:
+    """The waves (node names), the hosts built so far, and an output that resolves once every wave is built."""
+
+    waves: list[list[str]]
+    hosts: dict[str, AscendHost]
+    built: pulumi.Output[None]
+
+
+def build_hosts(name: str, spec: StackSpec, parent: pulumi.Resource,
+                on_host: Callable[[NodeSpec, AscendHost], None]) -> HostLayer:
+    """Every node's AscendHost, wave by wave; wave k+1's first steps depend on wave k's verify steps.
 
     The edge is drawn between the commands themselves: Pulumi does not hand a component's
-    `depends_on` down to its children.
+    `depends_on` down to its children. `on_host` runs as each host is built (its node's labels).
     """
     waves = plan_waves(spec.nodes, spec.canaries, spec.rollout.max_parallel)
     hosts: dict[str, AscendHost] = {}
-    previous: list[pulumi.Resource] = []
-    for wave in waves:
+
+    def build_wave(wave: Sequence[NodeSpec], after: list[pulumi.Resource]) -> list[pulumi.Resource]:
         for node in wave:
-            hosts[node.name] = AscendHost(f"{name}-{node.name}", AscendHostArgs(spec=spec, node=node, after=previous),
-                                          opts=pulumi.ResourceOptions(parent=parent))
-        previous = [hosts[n.name].verify for n in wave]
-    return [[n.name for n in wave] for wave in waves], hosts
+            host = AscendHost(f"{name}-{node.name}", AscendHostArgs(spec=spec, node=node, after=after),
+                              opts=pulumi.ResourceOptions(parent=parent))
+            hosts[node.name] = host
+            on_host(node, host)
+        return [hosts[node.name].verify for node in wave]
+
+    built = gate_waves(waves, build_wave)
+    return HostLayer([[n.name for n in wave] for wave in waves], hosts, built)

@@ -12,7 +12,12 @@ provider = k8s.Provider("k8s", context=spec.cluster.kube_context)
 ready = {n.name: [local.Command(f"{n.name}-driver", create=f"echo driver on {n.name}"),
                   local.Command(f"{n.name}-runtime", create=f"echo runtime on {n.name}")]
          for n in spec.nodes}
-taint = pulumi.Config("cluster-test").get_bool("taintNodes") or False
-cluster = AscendCluster(spec.cluster.name, AscendClusterArgs(spec=spec, provider=provider, node_ready=ready,
-                                                             taint_nodes=taint))
+test_config = pulumi.Config("cluster-test")
+taint = test_config.get_bool("taintNodes") or False
+# labelLater: every node labelled after construction, as the host layer does wave by wave.
+later = test_config.get_bool("labelLater") or False
+cluster = AscendCluster(spec.cluster.name, AscendClusterArgs(spec=spec, provider=provider,
+                                                             node_ready={} if later else ready, taint_nodes=taint))
+for node, steps in ready.items() if later else ():
+    cluster.label_node(node, steps)
 pulumi.export("namespace", cluster.namespace)

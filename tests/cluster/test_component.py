@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from components.cluster.component import _check_nodes
+from components.cluster.component import _check_node
 from components.cluster.node_labels import node_labels
 from components.cluster.objects import cluster_objects
 from components.cluster.values import chart_values
@@ -154,12 +154,22 @@ def test_optional_taint_lands_with_the_labels():
             {"key": "huawei.com/Ascend910", "value": "present", "effect": "NoSchedule"}]
 
 
-def test_every_node_needs_its_ready_resources():
-    spec = spec_of(stack_raw("dev"))
-    with pytest.raises(ValueError, match="missing: \\['dev-npu-02'\\]"):
-        _check_nodes(spec, {"dev-npu-01": []})
-    with pytest.raises(ValueError, match="unknown: \\['dev-npu-03'\\]"):
-        _check_nodes(spec, {"dev-npu-01": [], "dev-npu-02": [], "dev-npu-03": []})
+def test_only_nodes_of_the_spec_are_labelled_and_each_once():
+    nodes = {n.name: n for n in spec_of(stack_raw("dev")).nodes}
+    assert _check_node(nodes, "dev-npu-02", {"dev-npu-01": object()}).name == "dev-npu-02"
+    with pytest.raises(ValueError, match="'dev-npu-03': not a node of the spec \\(dev-npu-01, dev-npu-02\\)"):
+        _check_node(nodes, "dev-npu-03", {})
+    with pytest.raises(ValueError, match="cannot label 'dev-npu-01' twice"):
+        _check_node(nodes, "dev-npu-01", {"dev-npu-01": object()})
+
+
+def test_a_canary_labelled_after_construction_still_gets_the_validation_job():
+    graph = Graph(run_program(Path(__file__).with_name("cluster_program.py"), "ascend-npu", "dev",
+                              {**read_stack_config(ROOT, "dev").values, "cluster-test:labelLater": "true"},
+                              read_stack_config(ROOT, "dev").secret_keys))
+    (job,) = graph.kind("Job")
+    assert graph.named("NodePatch", "dev-npu-01").urn in graph.deps(job)
+    assert len(graph.kind("NodePatch")) == 2
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])

@@ -1,0 +1,51 @@
+"""The shaped floor: the program's components, parents, resource types and edges, wired by the same rollout
+code, with trivial inputs. What the real program costs beyond this is what its own code adds."""
+from types import SimpleNamespace
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_command import remote
+
+from components.rollout import gate_waves, plan_waves
+
+config = pulumi.Config("shaped")
+NODES, MAX_PARALLEL, CLUSTER_OBJECTS = (config.require_int(k) for k in ("nodes", "maxParallel", "clusterObjects"))
+
+
+class Component(pulumi.ComponentResource):
+    """A component of the program's type token, with no behaviour of its own."""
+
+    def __init__(self, token: str, name: str, opts: pulumi.ResourceOptions):
+        super().__init__(f"ascend-npu:index:{token}", name, None, opts)
+        self.register_outputs({})
+
+
+nodes = [SimpleNamespace(name=f"node-{i:04d}", wave=None) for i in range(NODES)]
+canaries = tuple(n.name for n in (nodes[0], nodes[3]) if NODES > 3) or (nodes[0].name,)
+platform = Component("AscendNpuPlatform", "shaped", None)
+provider = k8s.Provider("shaped-k8s", opts=pulumi.ResourceOptions(parent=platform))
+cluster = Component("AscendCluster", "shaped-cluster", pulumi.ResourceOptions(parent=platform))
+child = pulumi.ResourceOptions(parent=cluster, provider=provider)
+objects = [k8s.core.v1.ConfigMap(f"shaped-cluster-object-{i}", opts=child) for i in range(CLUSTER_OBJECTS - 1)]
+
+
+def build_wave(wave, after):
+    verifies = []
+    for node in wave:
+        host = Component("AscendHost", f"shaped-{node.name}", pulumi.ResourceOptions(parent=platform))
+        conn = remote.ConnectionArgs(host=node.name)
+        install = remote.Command(f"shaped-{node.name}-install", connection=conn, create="true",
+                                 opts=pulumi.ResourceOptions(parent=host, depends_on=after))
+        verify = remote.Command(f"shaped-{node.name}-verify", connection=conn, create="true",
+                                opts=pulumi.ResourceOptions(parent=host, depends_on=[install]))
+        patch = k8s.core.v1.NodePatch(f"shaped-cluster-node-{node.name}", metadata={"name": node.name},
+                                      opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                                          depends_on=[verify])))
+        if node.name == canaries[0]:
+            k8s.batch.v1.Job("shaped-cluster-job", opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                depends_on=[*objects, patch])))
+        verifies.append(verify)
+    return verifies
+
+
+gate_waves(plan_waves(nodes, canaries, MAX_PARALLEL), build_wave)
