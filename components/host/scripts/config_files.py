@@ -136,13 +136,8 @@ def backup(path, data, status):
 def replace(path, data):
     """Write DATA to PATH's target, keeping its owner and mode and a checked backup; the backup's name, or ''."""
     target = target_of(path)
-    if not os.path.exists(target):
-        write_durably(target, data)
-        return ""
-    status = os.stat(target)
-    old = read(target)
-    name = backup(path, old, status)
-    write_durably(target, data, stat.S_IMODE(status.st_mode), (status.st_uid, status.st_gid))
+    name = backup(path, read(target), os.stat(target)) if os.path.exists(target) else ""
+    write(path, data)
     return name
 
 
@@ -156,16 +151,10 @@ def write(path, data):
         write_durably(target, data, stat.S_IMODE(status.st_mode), (status.st_uid, status.st_gid))
 
 
-def copy(source, destination):
-    """A private copy of SOURCE's content (through its links) at DESTINATION."""
-    write_durably(destination, read(target_of(source)), 0o600)
-
-
 COMMANDS = {
     "writable": lambda args: check_writable(args[0]) or "ok",
     "replace": lambda args: "backup=" + os.path.basename(replace(args[0], sys.stdin.buffer.read())),
     "write": lambda args: write(args[0], sys.stdin.buffer.read()) or "written",
-    "copy": lambda args: copy(args[0], args[1]) or "copied",
 }
 
 
