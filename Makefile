@@ -25,7 +25,7 @@ bench: $(STAMP)
 	@$(PY) -m bench
 
 docs: $(STAMP)
-	@$(PY) -m components.spec.reference
+	@$(PY) -m components.config.reference
 
 chart: $(STAMP)
 	@$(PY) -m components.chart

@@ -2,7 +2,7 @@
 import pulumi
 
 from components.platform import AscendNpuPlatform, AscendNpuPlatformArgs
-from components.spec.config_source import load_stack_spec
+from components.config.config_source import load_stack_spec
 
 spec = load_stack_spec()
 platform = AscendNpuPlatform(spec.cluster.name, AscendNpuPlatformArgs(spec=spec))

@@ -1,13 +1,13 @@
-"""Faults injected into a fake node over SSH (tests/host/fault_scenarios.py, guard_scenarios.py): how many held and
+"""Faults injected into a fake node over SSH (testkit/fault_scenarios.py, guard_scenarios.py): how many held and
 the bytes of user engine config lost, with the line the node printed about each."""
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
 
-from tests.host import fault_scenarios, guard_scenarios
-from tests.host.fakenode.node import FakeNode, missing_requirements
-from tests.host.fakenode.packages import build_packages
+from testkit import fault_scenarios, guard_scenarios
+from testkit.fakenode.node import FakeNode, missing_requirements
+from testkit.fakenode.packages import build_packages
 
 SCENARIOS = fault_scenarios.SCENARIOS + guard_scenarios.SCENARIOS
 

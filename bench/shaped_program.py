@@ -6,7 +6,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_command import remote
 
-from components.rollout import gate_waves, plan_waves
+from components.host.rollout import gate_waves, plan_waves
 
 config = pulumi.Config("shaped")
 NODES, MAX_PARALLEL, CLUSTER_OBJECTS = (config.require_int(k) for k in ("nodes", "maxParallel", "clusterObjects"))

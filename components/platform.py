@@ -9,7 +9,7 @@ import pulumi_kubernetes as k8s
 
 from components.cluster.component import AscendCluster, AscendClusterArgs
 from components.host.layer import build_hosts
-from components.spec import StackSpec
+from components.config import StackSpec
 
 
 @dataclass(frozen=True)

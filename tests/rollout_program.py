@@ -1,7 +1,7 @@
 """A Pulumi program for the tests: two trivial steps per node, waves gated by the rollout's own wiring."""
 import pulumi
 
-from components.rollout import gate_waves
+from components.host.rollout import gate_waves
 
 config = pulumi.Config("rollout-test")
 WAVES, PER_WAVE = config.require_int("waves"), config.require_int("perWave")

@@ -5,12 +5,12 @@ from collections import Counter
 
 import pytest
 
-from components.cluster.values import chart_values
+from components.cluster.chart_values import chart_values
 from components.plan.recorder import SECRET_SIG, SIG_KEY, mask
 from components.plan.stack_files import read_stack_config
-from components.rollout import plan_waves
-from components.spec.config_source import spec_from_values
-from components.spec.packages import Source
+from components.host.rollout import plan_waves
+from components.config.config_source import spec_from_values
+from components.config.packages import Source
 
 from tests.stacks import ROOT, load_stack, patched, write_stack
 
@@ -168,7 +168,7 @@ def test_mirror_login_is_a_secret_on_the_install_stdin_only(tmp_path):
 
 
 def test_plain_text_mirror_login_is_refused(tmp_path):
-    from components.spec import SpecError
+    from components.config import SpecError
     from tests.conftest import run_stack_file
     from tests.stacks import load_stack, patched, write_stack
     stack = patched(load_stack("prod"), {"set": {"ascend-npu:mirrorCredentials": "deploy:Plain-pass-91"}})

@@ -9,10 +9,10 @@ import yaml
 
 from components.host.commands import SCRIPTS, runtime_record_version
 from components.releases.catalog import component_releases, known_releases
-from components.spec import parse_stack
-from components.spec.problems import SpecError
-from components.spec.compatibility import load_matrix
-from tests.host.fakenode.packages import NEW, build_packages, stack_config
+from components.config import parse_stack
+from components.config.problems import SpecError
+from components.config.compatibility import load_matrix
+from testkit.fakenode.packages import NEW, build_packages, stack_config
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOiQ9hs+a1eANLk/CrC5WBLnQM/KP6qx/EIDhhUqiAFi"

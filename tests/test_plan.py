@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.cluster.objects import cluster_objects
-from components.plan.__main__ import EXIT_OK, EXIT_POLICY, plan
+from components.cluster.all_objects import cluster_objects
+from components.plan.stack_plan import EXIT_OK, EXIT_POLICY, plan
 from components.plan.recorder import MASK, SECRET_SIG, SIG_KEY, mask
 from tests.stacks import ROOT
 

@@ -5,8 +5,8 @@ import re
 
 import yaml
 
-from components.spec.reference import config_reference, main as reference_main, render_pulumi_yaml
-from components.spec.stack import CONFIG_KEYS
+from components.config.reference import config_reference, main as reference_main, render_pulumi_yaml
+from components.config.stack import CONFIG_KEYS
 from tests.stacks import ROOT
 
 CONFIG_TYPES = {"string", "integer", "boolean", "array", "object"}

@@ -10,7 +10,7 @@ import pytest
 from pulumi.runtime import resource_cycle_breaker
 
 from components.plan.recorder import run_program
-from components.rollout import registered_urns
+from components.host.rollout import registered_urns
 
 PROGRAM = Path(__file__).with_name("rollout_program.py")
 
@@ -43,7 +43,7 @@ def test_the_sdk_cycle_check_visits_a_bounded_number_of_resources_per_edge(monke
     # Pins the SDK behaviour the gate relies on for linear cost: the cycle check run on every dependency
     # edge (pulumi/runtime/resource_cycle_breaker.py) walks what is recorded behind the target, and a
     # DependencyResource records nothing, so the walk stops at it. Should a release walk differently
-    # (or rename this function), this fails loudly: re-measure `make bench` and revisit components/rollout.py.
+    # (or rename this function), this fails loudly: re-measure `make bench` and revisit components/host/rollout.py.
     visits = 0
     walk = resource_cycle_breaker._with_transitive_deps
 

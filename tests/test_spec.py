@@ -4,13 +4,13 @@ from __future__ import annotations
 import pytest
 
 from components.plan.stack_files import read_stack_config
-from components.rollout import plan_waves
-from components.spec.config_source import spec_from_values
-from components.spec.compatibility import load_matrix
-from components.spec.cluster import label_key_problem, label_value_problem
-from components.spec.hosts import NodeSpec, address
-from components.spec.redact import preview
-from components.spec.packages import Kind, parse_file_name, versions_match
+from components.host.rollout import plan_waves
+from components.config.config_source import spec_from_values
+from components.config.compatibility import load_matrix
+from components.config.cluster import label_key_problem, label_value_problem
+from components.config.hosts import NodeSpec, address
+from components.config.redact import preview
+from components.config.packages import Kind, parse_file_name, versions_match
 from tests.stacks import ROOT
 
 

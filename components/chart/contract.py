@@ -5,15 +5,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from components.chart.variants import CHOICE
-from components.cluster.values import values_of
+from components.chart.switches import CHOICE
+from components.cluster.chart_values import values_of
 from components.releases.catalog import known_releases
-from components.spec.base import DNS_LABEL, DNS_SUBDOMAIN, UNPINNED_WORDS
-from components.spec.cluster import Alerts, Cluster, DashboardAccess, DevicePlugin, Exporter, Monitoring, Resources, \
+from components.config.base import DNS_LABEL, DNS_SUBDOMAIN, UNPINNED_WORDS
+from components.config.cluster import Alerts, Cluster, DashboardAccess, DevicePlugin, Exporter, Monitoring, Resources, \
     Validation
-from components.spec.hosts import Chip, ContainerRuntime
-from components.spec.images import DIGEST, REPOSITORY, TAG, Image
-from components.spec.versions import VERSION, Versions
+from components.config.hosts import Chip, ContainerRuntime
+from components.config.images import DIGEST, REPOSITORY, TAG, Image
+from components.config.versions import VERSION, Versions
 
 # The pair the install guide pins for CANN 8.0.RC3 (ASCEND-FACTS section 4); only labels and the
 # validation Job's name read these in the chart.

@@ -5,12 +5,12 @@ import json
 from pathlib import Path
 
 from components.chart.contract import default_values, values_schema
-from components.chart.documents import chart_yaml, helmignore, notes_txt, readme
-from components.chart.helpers import CHART_NAME, helpers_tpl
-from components.chart.manifest import ManifestWriter
-from components.chart.symbolic import STRING_TOKEN
-from components.chart.values_file import values_yaml
-from components.chart.variants import Explorer, TemplateObject
+from components.chart.text_files import chart_yaml, helmignore, notes_txt, readme
+from components.chart.helpers_tpl import CHART_NAME, helpers_tpl
+from components.chart.object_template import ManifestWriter
+from components.chart.placeholder_values import STRING_TOKEN
+from components.chart.values_yaml import values_yaml
+from components.chart.switches import Explorer, TemplateObject
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART_DIR = ROOT / "charts" / CHART_NAME

@@ -7,12 +7,12 @@ from typing import Any, Mapping, Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.cluster.node_labels import CHIP, CONTAINER_RUNTIME, node_labels, node_taints
-from components.cluster.objects import cluster_objects
-from components.cluster.typed import register
-from components.cluster.values import chart_values
-from components.spec import StackSpec
-from components.spec.hosts import NodeSpec
+from components.cluster.common.node_labels import CHIP, CONTAINER_RUNTIME, node_labels, node_taints
+from components.cluster.all_objects import cluster_objects
+from components.cluster.pulumi_resources import register
+from components.cluster.chart_values import chart_values
+from components.config import StackSpec
+from components.config.hosts import NodeSpec
 
 RBAC_KINDS = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 COMPONENT = "app.kubernetes.io/component"

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components.releases.catalog import release_entry
-from components.spec import StackSpec
-from components.spec.hosts import ContainerRuntime, NodeSpec
-from components.spec.packages import NEEDS_ARCH, NEEDS_CHIP, Kind, PackageFile, Source
+from components.config import StackSpec
+from components.config.hosts import ContainerRuntime, NodeSpec
+from components.config.packages import NEEDS_ARCH, NEEDS_CHIP, Kind, PackageFile, Source
 
 SCRIPTS = Path(__file__).parent / "scripts"
 DEFAULT_STAGING = "/var/cache/ascend-npu/packages"

@@ -10,9 +10,9 @@ import pulumi
 from pulumi_command import remote
 
 from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, with_mirror_credentials
-from components.spec import StackSpec
-from components.spec.hosts import NodeSpec
-from components.spec.packages import Source
+from components.config import StackSpec
+from components.config.hosts import NodeSpec
+from components.config.packages import Source
 
 # /var/tmp exists on every host, so the upload always lands at /var/tmp/<directory name> (an existing remote
 # path gets the directory copied into it; a missing one would become the copy itself).

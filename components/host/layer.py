@@ -7,9 +7,9 @@ from typing import Callable, Sequence
 import pulumi
 
 from components.host.component import AscendHost, AscendHostArgs
-from components.rollout import gate_waves, plan_waves
-from components.spec import StackSpec
-from components.spec.hosts import NodeSpec
+from components.host.rollout import gate_waves, plan_waves
+from components.config import StackSpec
+from components.config.hosts import NodeSpec
 
 
 @dataclass

@@ -6,9 +6,9 @@ from typing import Any, Iterator
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs,
                            StackValidationPolicy)
 
-from rules.npu_daemonsets import DEVICE_PLUGIN, config_properties, image_patterns, npu_role
-from rules.objects import annotations, describe, mapping, sequence
-from rules.workloads import containers, pod_spec
+from model.npu_daemonsets import DEVICE_PLUGIN, config_properties, image_patterns, npu_role
+from model.kube_objects import annotations, describe, mapping, sequence
+from model.workloads import containers, pod_spec
 
 PREFIX = "huawei.com/"
 ANNOTATION = "ascend-npu.io/resource-names"

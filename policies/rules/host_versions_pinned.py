@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from rules.host_steps import EXACT_VERSION, RUN_FILE, SHA256, command_text, env_parameters
+from model.host_step_resources import EXACT_VERSION, RUN_FILE, SHA256, command_text, env_parameters
 
 
 def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:

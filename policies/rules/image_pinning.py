@@ -6,7 +6,7 @@ import re
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.workloads import containers, pod_spec
+from model.workloads import containers, pod_spec
 
 DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart")

@@ -6,7 +6,7 @@ from typing import Any
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.objects import (BINDING_KINDS, RBAC_GROUP, binds_cluster_admin, describe, group_kind, mapping, metadata,
+from model.kube_objects import (BINDING_KINDS, RBAC_GROUP, binds_cluster_admin, describe, group_kind, mapping, metadata,
                            sequence, subject_id)
 
 ROLE_KINDS = ("Role", "ClusterRole")

@@ -6,8 +6,8 @@ from typing import Any, Iterator, Mapping
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.dashboards import CONFIG_PROPERTIES, DashboardMatcher
-from rules.objects import (BINDING_KINDS, RBAC_GROUP, annotations, binds_cluster_admin, describe, group_kind, labels,
+from model.dashboards import CONFIG_PROPERTIES, DashboardMatcher
+from model.kube_objects import (BINDING_KINDS, RBAC_GROUP, annotations, binds_cluster_admin, describe, group_kind, labels,
                            mapping, metadata, sequence, subject_id)
 
 PUBLIC_SERVICE_TYPES = ("LoadBalancer", "NodePort")

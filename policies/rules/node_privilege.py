@@ -6,10 +6,10 @@ from typing import Any
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.node_agents import DEFAULT_NAMESPACES, HOST_NAMESPACES, Agent, builtin_agents, capability, site_agents
-from rules.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, config_properties
-from rules.objects import describe, mapping, metadata, sequence
-from rules.workloads import containers, pod_labels, pod_spec
+from model.node_agents import DEFAULT_NAMESPACES, HOST_NAMESPACES, Agent, builtin_agents, capability, site_agents
+from model.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, config_properties
+from model.kube_objects import describe, mapping, metadata, sequence
+from model.workloads import containers, pod_labels, pod_spec
 
 # Pod Security Standards, baseline: the capabilities a container runtime grants by default. Adding one of
 # them back gives a container nothing its node does not hand every container already.

@@ -6,9 +6,9 @@ from typing import Any
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, config_properties, image_patterns, npu_role
-from rules.objects import describe, mapping, sequence
-from rules.workloads import containers, pod_spec
+from model.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, config_properties, image_patterns, npu_role
+from model.kube_objects import describe, mapping, sequence
+from model.workloads import containers, pod_spec
 
 # The taints NPU nodes carry, whoever set them (MindCluster, this project, an operator by hand).
 NPU_TAINT_KEYS = ["huawei.com/Ascend910", "huawei.com/Ascend310", "huawei.com/Ascend310P", "huawei.com/npu"]

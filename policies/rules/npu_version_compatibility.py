@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from rules.host_steps import HOST_COMPONENT, host_versions
-from rules.matrix import load_matrix
-from rules.objects import mapping
+from model.host_step_resources import HOST_COMPONENT, host_versions
+from model.compatibility_matrix import load_matrix
+from model.kube_objects import mapping
 
 MIN_REASON = 15
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.objects import RBAC_GROUP, describe, group_kind, sequence
-from rules.permissions import grants, role_id, role_rules
+from model.kube_objects import RBAC_GROUP, describe, group_kind, sequence
+from model.permissions import grants, role_id, role_rules
 
 # (verb, API group, resource, why), after Kubernetes' "RBAC good practices" on privilege escalation; a `*`
 # verb, group or resource grants them as surely as their names do.

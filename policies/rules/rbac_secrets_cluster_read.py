@@ -6,8 +6,8 @@ from typing import Any
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs,
                            StackValidationPolicy)
 
-from rules.objects import CLUSTER_ADMIN, RBAC_GROUP, describe, group_kind, mapping, metadata, sequence, subject_id
-from rules.permissions import grants, limited_to_names, role_rules
+from model.kube_objects import CLUSTER_ADMIN, RBAC_GROUP, describe, group_kind, mapping, metadata, sequence, subject_id
+from model.permissions import grants, limited_to_names, role_rules
 
 READ_VERBS = ("get", "list", "watch")
 # Kubernetes' default ClusterRoles that read Secrets. cluster-admin is left to `least-privilege`, which

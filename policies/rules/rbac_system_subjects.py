@@ -4,7 +4,7 @@ from __future__ import annotations
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.objects import BINDING_KINDS, RBAC_GROUP, describe, group_kind, mapping, metadata, sequence, subject_id
+from model.kube_objects import BINDING_KINDS, RBAC_GROUP, describe, group_kind, mapping, metadata, sequence, subject_id
 
 # By name whatever the subject's kind: the API server authenticates these names itself.
 SYSTEM_SUBJECTS = {

@@ -6,8 +6,8 @@ from fnmatch import fnmatchcase
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.objects import describe, mapping
-from rules.workloads import containers, pod_spec
+from model.kube_objects import describe, mapping
+from model.workloads import containers, pod_spec
 
 
 def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:

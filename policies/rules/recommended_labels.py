@@ -4,8 +4,8 @@ from __future__ import annotations
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.objects import describe, group_kind, labels
-from rules.workloads import is_workload
+from model.kube_objects import describe, group_kind, labels
+from model.workloads import is_workload
 
 REQUIRED = ["app.kubernetes.io/name"]
 # Either ties the object to what it belongs to: the application (`part-of`) or the release (`instance`).

@@ -6,7 +6,7 @@ import ipaddress
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from rules.objects import describe, group_kind, mapping, sequence
+from model.kube_objects import describe, group_kind, mapping, sequence
 
 
 def _networks(entries) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:

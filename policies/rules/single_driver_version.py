@@ -6,7 +6,7 @@ from collections import defaultdict
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs,
                            StackValidationPolicy)
 
-from rules.host_steps import HOST_COMPONENT, host_versions
+from model.host_step_resources import HOST_COMPONENT, host_versions
 
 
 def _validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from components.chart.contract import default_values
 from components.chart.writer import CHART_DIR
-from components.cluster.values import chart_values
+from components.cluster.chart_values import chart_values
 
 from ..cluster.stacks import VARIANTS, spec_of
 

@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from components.chart.contract import default_values
-from components.chart.helpers import PYYAML_QUOTED
-from components.cluster.objects import cluster_objects
-from components.plan.__main__ import stack_chart_values
+from components.chart.helpers_tpl import PYYAML_QUOTED
+from components.cluster.all_objects import cluster_objects
+from components.plan.stack_plan import stack_chart_values
 from components.plan.stack_files import read_stack_config
 from tests.stacks import ROOT
 

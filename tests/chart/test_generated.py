@@ -12,9 +12,11 @@ import pytest
 import yaml
 
 from components.chart.__main__ import main
-from components.chart.helpers import CHART_NAME
+from components.chart.helpers_tpl import CHART_NAME
 from components.chart.writer import CHART_DIR, ROOT, chart_files, drift, write_chart
-from components.cluster import dashboard_access, labels, node_labels, validation
+from components.cluster.common import metadata, node_labels
+from components.cluster.dashboard_access import rbac as dashboard_access
+from components.cluster.validation import job as validation_job
 
 from .rendering import as_values_file, merged, render
 
@@ -98,7 +100,7 @@ def test_every_template_function_has_its_helper_and_every_helper_is_prefixed():
     helpers = (CHART_DIR / "templates" / "_helpers.tpl").read_text()
     defined = set(re.findall(r'define "([^"]+)"', helpers))
     assert all(name.startswith(f"{CHART_NAME}.") for name in defined)
-    functions = {getattr(f, "template_helper", None) for module in (labels, node_labels, validation, dashboard_access)
+    functions = {getattr(f, "template_helper", None) for module in (metadata, node_labels, validation_job, dashboard_access)
                  for f in vars(module).values()} - {None}
     assert functions and functions <= defined
     used = set(re.findall(r'include "([^"]+)"', "".join(chart_files().values())))

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 import helm_python
 import pytest
 
-from components.cluster.objects import cluster_objects
+from components.cluster.all_objects import cluster_objects
 
 from .rendering import as_values_file, key, merged, render, without_release_labels
 

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from components.chart import variants
+from components.chart import switches
 from components.chart.writer import template_files
 
 
 def _with_annotation(monkeypatch, make_value):
     """Let the builders run as usual, then add one annotation computed from the values to the first object."""
-    real = variants.cluster_objects
+    real = switches.cluster_objects
 
     def builders(values):
         objects = real(values)
@@ -17,7 +17,7 @@ def _with_annotation(monkeypatch, make_value):
         meta["annotations"] = {**meta.get("annotations", {}), "example.com/derived": make_value(values)}
         return objects
 
-    monkeypatch.setattr(variants, "cluster_objects", builders)
+    monkeypatch.setattr(switches, "cluster_objects", builders)
 
 
 @pytest.mark.parametrize("make_value, expression", [

@@ -4,7 +4,7 @@ import pulumi_kubernetes as k8s
 from pulumi_command import local
 
 from components.cluster.component import AscendCluster, AscendClusterArgs
-from components.spec.config_source import load_stack_spec
+from components.config.config_source import load_stack_spec
 
 spec = load_stack_spec()
 provider = k8s.Provider("k8s", context=spec.cluster.kube_context)

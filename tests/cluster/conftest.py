@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from components.cluster.objects import cluster_objects
-from components.cluster.values import chart_values
-from components.spec import StackSpec
+from components.cluster.all_objects import cluster_objects
+from components.cluster.chart_values import chart_values
+from components.config import StackSpec
 
 from .stacks import VARIANTS, spec_of
 

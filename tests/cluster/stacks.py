@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import yaml
 
-from components.spec import StackSpec, parse_stack
+from components.config import StackSpec, parse_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = "ascend-npu:"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.cluster.alerts import RULES_KEY, rule_groups, rules_file
-from components.cluster.values import chart_values
+from components.cluster.monitoring.alerts import RULES_KEY, rule_groups, rules_file
+from components.cluster.chart_values import chart_values
 
 from .stacks import one
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.cluster.node_labels import NPU_TAINT_KEYS, node_labels, node_taints, resource_name
+from components.cluster.common.node_labels import NPU_TAINT_KEYS, node_labels, node_taints, resource_name
 
 from .stacks import VARIANTS, of_kind, one, pod_spec
 
@@ -135,7 +135,7 @@ def test_node_taints_are_tolerated_by_the_agents_and_name_the_resource(objects, 
 
 
 def test_extra_node_selector_and_tolerations_from_values(values):
-    from components.cluster.device_plugin import build_device_plugin_daemonsets
+    from components.cluster.device_plugin.daemonsets import build_device_plugin_daemonsets
 
     extra = {**values["dev"], "nodeSelector": {"pool": "npu"},
              "tolerations": [{"key": "maintenance", "operator": "Exists", "effect": "NoExecute"}]}

@@ -1,7 +1,7 @@
 """The exporter: one DaemonSet per engine with its mode and sockets; a Service; only Prometheus gets in."""
 from __future__ import annotations
 
-from components.cluster.node_labels import node_labels
+from components.cluster.common.node_labels import node_labels
 
 from .stacks import of_kind, one, pod_spec
 

@@ -6,8 +6,8 @@ import json
 import pytest
 import yaml
 
-from components.cluster.grafana import DASHBOARD_KEY
-from components.cluster.scrape import SCRAPE_KEY
+from components.cluster.monitoring.grafana_dashboard import DASHBOARD_KEY
+from components.cluster.monitoring.scrape import SCRAPE_KEY
 
 from .stacks import VARIANTS, of_kind, one
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
-from components.cluster.node_labels import accelerator_type, node_labels
-from components.spec.hosts import Chip
+from components.cluster.common.node_labels import accelerator_type, node_labels
+from components.config.hosts import Chip
 
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 

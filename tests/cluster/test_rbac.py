@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.cluster.rbac import DEVICE_PLUGIN_SA, EXPORTER_SA, VALIDATION_SA
+from components.cluster.device_plugin.rbac import DEVICE_PLUGIN_SA
+from components.cluster.exporter.daemonsets import EXPORTER_SA
+from components.cluster.validation.job import VALIDATION_SA
 
 from .stacks import VARIANTS, of_kind, one, pod_spec
 
@@ -57,7 +59,7 @@ def test_910b_plugin_may_list_and_watch_configmaps_in_every_namespace(objects):
 
 
 def test_310p_only_cluster_gets_no_cluster_wide_configmaps(values):
-    from components.cluster.rbac import build_device_plugin_rbac
+    from components.cluster.device_plugin.rbac import build_device_plugin_rbac
 
     only_310p = {**values["prod"], "devicePlugin": {**values["prod"]["devicePlugin"], "chips": ["310P"]}}
     assert not CONFIGMAP_WATCH & bound_cluster_grants(build_device_plugin_rbac(only_310p))

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.cluster.alerts import rule_groups
-from components.cluster.grafana import DASHBOARD_KEY
-from components.cluster.scrape import SCRAPE_KEY
+from components.cluster.monitoring.alerts import rule_groups
+from components.cluster.monitoring.grafana_dashboard import DASHBOARD_KEY
+from components.cluster.monitoring.scrape import SCRAPE_KEY
 from tests.release_checks import NOT_FROM_EXPORTER, PROMETHEUS_LABELS, exporter_labels, exporter_metrics, \
     flags_passed, metrics_in, undefined_flags
 

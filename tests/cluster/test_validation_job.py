@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 
-from components.cluster.validation import build_validation_job
+from components.cluster.validation.job import build_validation_job
 
 from .stacks import of_kind, one, pod_spec
 

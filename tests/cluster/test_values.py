@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from components.cluster.objects import cluster_objects
+from components.cluster.all_objects import cluster_objects
 
 from .stacks import VARIANTS, pod_spec
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.host.fakenode.node import FakeNode, missing_requirements
-from tests.host.fakenode.packages import PackageSet, build_packages
+from testkit.fakenode.node import FakeNode, missing_requirements
+from testkit.fakenode.packages import PackageSet, build_packages
 
 
 @pytest.fixture(scope="session")

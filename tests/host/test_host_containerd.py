@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from tests.host.fakenode.packages import NEW
+from testkit.fakenode.packages import NEW
 
 CRI = "io.containerd.grpc.v1.cri"
 BINARY = "/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime"

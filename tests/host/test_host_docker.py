@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from tests.host.fakenode.packages import NEW
+from testkit.fakenode.packages import NEW
 
 RUNTIME = {"path": "/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime", "runtimeArgs": []}
 DAEMON_JSON = {

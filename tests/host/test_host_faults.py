@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.host import fault_scenarios, guard_scenarios
+from testkit import fault_scenarios, guard_scenarios
 
 SCENARIOS = fault_scenarios.SCENARIOS + guard_scenarios.SCENARIOS
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from components.host import node_packages, with_mirror_credentials
-from tests.host.fakenode import ascend_files
-from tests.host.fakenode.mirror import serve_directory
-from tests.host.fakenode.node import step_report
-from tests.host.fakenode.packages import NEW, OLD
+from testkit.fakenode import ascend_files
+from testkit.fakenode.mirror import serve_directory
+from testkit.fakenode.node import step_report
+from testkit.fakenode.packages import NEW, OLD
 
 # The runtime installer edits a scratch engine config, never the live one.
 SCRATCH = "--config-file-path=/var/lib/ascend-npu/runtime-installer/engine-config"

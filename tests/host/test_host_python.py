@@ -42,8 +42,8 @@ def test_bundle_runs_a_part_with_the_nodes_python3(tmp_path):
 
 def test_uninstall_script_fits_in_one_command_line_argument(packages):
     """Destroy sends the uninstall script inside `bash -c`: Linux caps one argument at 128 KiB."""
-    from tests.host.fakenode.packages import stack_config
-    from components.spec import parse_stack
+    from testkit.fakenode.packages import stack_config
+    from components.config import parse_stack
     host_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOiQ9hs+a1eANLk/CrC5WBLnQM/KP6qx/EIDhhUqiAFi"
     spec = parse_stack(stack_config(packages, host_key, uninstall=True))
     script = shlex.split(commands.host_steps(spec, spec.nodes[0])["install"].delete)[-1]

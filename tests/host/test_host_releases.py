@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import stat
 
-from tests.host.fakenode import ascend_files
-from tests.host.fakenode.node import step_report
-from tests.host.fakenode.packages import NEW, OLD
+from testkit.fakenode import ascend_files
+from testkit.fakenode.node import step_report
+from testkit.fakenode.packages import NEW, OLD
 
 SCRATCH = "/var/lib/ascend-npu/runtime-installer/engine-config"
 

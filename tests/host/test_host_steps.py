@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from components.host import commands, host_steps, script_text
-from components.spec import parse_stack
-from tests.host.fakenode.packages import NEW, OLD, stack_config
+from components.config import parse_stack
+from testkit.fakenode.packages import NEW, OLD, stack_config
 
 HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOiQ9hs+a1eANLk/CrC5WBLnQM/KP6qx/EIDhhUqiAFi"
 

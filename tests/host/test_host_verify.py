@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.host.fakenode.node import step_report
-from tests.host.fakenode.packages import NEW, OLD
+from testkit.fakenode.node import step_report
+from testkit.fakenode.packages import NEW, OLD
 from tests.host.python_parts import part
 
 FIXTURES = Path(__file__).parent / "fakenode" / "npu_smi"

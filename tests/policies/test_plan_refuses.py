@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from components.plan.__main__ import EXIT_CONFIG, EXIT_POLICY, plan
+from components.plan.stack_plan import EXIT_CONFIG, EXIT_POLICY, plan
 from tests.stacks import ROOT
 
 FIXTURES = Path(__file__).parent

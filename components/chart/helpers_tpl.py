@@ -1,0 +1,104 @@
+"""`_helpers.tpl`: the chart's counterpart of every template function of the cluster builders."""
+from __future__ import annotations
+
+import json
+
+from components.cluster.common.metadata import PART_OF
+from components.cluster.common.node_labels import RESOURCE_NAMES
+
+CHART_NAME = "ascend-npu"
+# Strings of `[a-z0-9-]` that PyYAML's implicit resolvers read as bool, null, int or date, so that
+# `yaml.safe_dump` quotes them ('123'); every other such string it writes plain.
+PYYAML_QUOTED = (r"^(yes|no|true|false|on|off|null|0b[0-1_]+|0[0-7_]+|0|[1-9][0-9_]*|0x[0-9a-fA-F_]+"
+                 r"|[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9])$")
+
+
+def go_dict(mapping: dict[str, str]) -> str:
+    """A Go template `dict` literal of strings."""
+    return "(dict " + " ".join(f"{json.dumps(k)} {json.dumps(v)}" for k, v in mapping.items()) + ")"
+
+
+def helpers_tpl() -> str:
+    """Every named template, each the exact counterpart of the Python function it is named after."""
+    return f'''{{{{/*
+Helpers of the {CHART_NAME} chart. Each one decides exactly as the function of components/cluster that
+names it with @template_function; the chart tests render both and compare them object by object.
+*/}}}}
+
+{{{{/* Chart name and version, as the helm.sh/chart label writes them. */}}}}
+{{{{- define "{CHART_NAME}.chart" -}}}}
+{{{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}}}
+{{{{- end }}}}
+
+{{{{/*
+labels.object_labels: the recommended labels plus the object's own, which win; Helm writes its own
+managed-by (.Release.Service) and helm.sh/chart.
+Takes (dict "context" $ "component" .. "name" .. "version" .. "extra" (dict ..)).
+*/}}}}
+{{{{- define "{CHART_NAME}.labels" -}}}}
+{{{{- $labels := dict
+      "app.kubernetes.io/name" .name
+      "app.kubernetes.io/component" .component
+      "app.kubernetes.io/part-of" {json.dumps(PART_OF)}
+      "app.kubernetes.io/managed-by" .context.Release.Service
+      "helm.sh/chart" (include "{CHART_NAME}.chart" .context) -}}}}
+{{{{- with .version }}}}{{{{ $_ := set $labels "app.kubernetes.io/version" . }}}}{{{{ end -}}}}
+{{{{- range $key, $value := .extra }}}}{{{{ $_ := set $labels $key $value }}}}{{{{ end -}}}}
+{{{{- toYaml $labels -}}}}
+{{{{- end }}}}
+
+{{{{/* labels.image_reference: repository:tag@digest, repository@digest or repository:tag. */}}}}
+{{{{- define "{CHART_NAME}.image" -}}}}
+{{{{- .repository -}}}}
+{{{{- with .tag }}}}:{{{{ . }}}}{{{{ end -}}}}
+{{{{- with .digest }}}}@{{{{ . }}}}{{{{ end -}}}}
+{{{{- end }}}}
+
+{{{{/* labels.image_version: the tag, else sha256- and the first 12 hex digits of the digest. */}}}}
+{{{{- define "{CHART_NAME}.imageVersion" -}}}}
+{{{{- if .tag }}}}{{{{ .tag }}}}{{{{ else }}}}sha256-{{{{ .digest | trimPrefix "sha256:" | trunc 12 }}}}{{{{ end -}}}}
+{{{{- end }}}}
+
+{{{{/* node_labels.resource_name: the extended resource one NPU of a chip type is requested by. */}}}}
+{{{{- define "{CHART_NAME}.resourceName" -}}}}
+{{{{- get {go_dict(RESOURCE_NAMES)} . -}}}}
+{{{{- end }}}}
+
+{{{{/*
+validation.version_hash: 8 hex digits of sha256 over compact key-sorted JSON (toJson) of what the Job
+proves; images spelled out so that a missing digest or tag is null, as in the values.
+*/}}}}
+{{{{- define "{CHART_NAME}.validationHash" -}}}}
+{{{{- $plugin := .Values.devicePlugin.image -}}}}
+{{{{- $job := .Values.validation.image -}}}}
+{{{{- $proved := dict
+      "versions" .Values.versions
+      "node" .Values.validation.node
+      "devicePlugin" (dict "repository" $plugin.repository "tag" $plugin.tag "digest" $plugin.digest
+                           "pullPolicy" $plugin.pullPolicy)
+      "image" (dict "repository" $job.repository "tag" $job.tag "digest" $job.digest "pullPolicy" $job.pullPolicy)
+-}}}}
+{{{{- toJson $proved | sha256sum | trunc 8 -}}}}
+{{{{- end }}}}
+
+{{{{/* dashboard_access.subjects: the group and/or the Dashboard's ServiceAccount. */}}}}
+{{{{- define "{CHART_NAME}.dashboardSubjects" -}}}}
+{{{{- $subjects := list -}}}}
+{{{{- with .group }}}}
+{{{{- $subjects = append $subjects (dict "kind" "Group" "apiGroup" "rbac.authorization.k8s.io" "name" .) }}}}
+{{{{- end -}}}}
+{{{{- if .serviceAccount }}}}
+{{{{- $account := dict "kind" "ServiceAccount" "name" .serviceAccount "namespace" .dashboardNamespace }}}}
+{{{{- $subjects = append $subjects $account }}}}
+{{{{- end -}}}}
+{{{{- toYaml $subjects -}}}}
+{{{{- end }}}}
+
+{{{{/*
+A DNS-label value inside a document the builders write with yaml.safe_dump: quoted where PyYAML would
+read it as another type (true, 123, 2024-01-02), plain otherwise.
+*/}}}}
+{{{{- define "{CHART_NAME}.yamlString" -}}}}
+{{{{- if regexMatch {json.dumps(PYYAML_QUOTED)} . }}}}'{{{{ . }}}}'{{{{ else }}}}{{{{ . }}}}{{{{ end -}}}}
+{{{{- end }}}}
+'''

@@ -1,0 +1,1 @@
+"""Objects outside any operand: the agents' namespace, PriorityClass and RuntimeClass."""

@@ -1,0 +1,1 @@
+"""Pieces every operand's builders share: metadata and labels, pod parts, node labels, template functions."""

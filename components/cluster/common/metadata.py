@@ -1,0 +1,63 @@
+"""The labels every object of the project carries, and the metadata built from them."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from components.cluster.common.template_functions import template_function
+
+PART_OF = "ascend-npu"
+
+
+def recommended_labels(component: str, name: str, version: Optional[str] = None,
+                       managed_by: str = "pulumi") -> dict[str, str]:
+    """The `app.kubernetes.io/*` labels Kubernetes recommends, for one component of ascend-npu."""
+    labels = {
+        "app.kubernetes.io/name": name,
+        "app.kubernetes.io/component": component,
+        "app.kubernetes.io/part-of": PART_OF,
+        "app.kubernetes.io/managed-by": managed_by,
+    }
+    if version:
+        labels["app.kubernetes.io/version"] = version
+    return labels
+
+
+@template_function("ascend-npu.image")
+def image_reference(image: dict[str, Any]) -> str:
+    """`repo:tag@digest`, `repo@digest` or `repo:tag`, as `Image.reference` writes it."""
+    ref = image["repository"]
+    if image.get("tag"):
+        ref += f":{image['tag']}"
+    if image.get("digest"):
+        ref += f"@{image['digest']}"
+    return ref
+
+
+@template_function("ascend-npu.imageVersion")
+def image_version(image: dict[str, Any]) -> str:
+    """A label-safe version of an image: its tag, else the first 12 hex digits of its digest."""
+    if image.get("tag"):
+        return image["tag"]
+    return "sha256-" + image["digest"].split(":", 1)[1][:12]
+
+
+@template_function("ascend-npu.labels")
+def object_labels(values: dict[str, Any], component: str, name: str, version: Optional[str],
+                  extra: dict[str, str]) -> dict[str, str]:
+    """The recommended labels of one object plus its own labels, which win."""
+    return {**recommended_labels(component, name, version, values["managedBy"]), **extra}
+
+
+def metadata(values: dict[str, Any], name: str, component: str, app: str, version: str,
+             namespace: Optional[str] = None, labels: Optional[dict[str, str]] = None) -> dict[str, Any]:
+    """Object metadata: name, namespace (when namespaced) and the recommended labels plus any extra ones."""
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    meta["labels"] = object_labels(values, component, app, version, labels or {})
+    return meta
+
+
+def selector_labels(app: str, instance: str) -> dict[str, str]:
+    """The immutable labels a workload selects its pods by."""
+    return {"app.kubernetes.io/name": app, "app.kubernetes.io/instance": instance}

@@ -1,0 +1,1 @@
+"""Optional read-only Kubernetes Dashboard access to the agents' namespace."""

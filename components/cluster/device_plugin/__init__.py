@@ -1,0 +1,1 @@
+"""The Ascend device plugin: its DaemonSets per chip type and the RBAC its pinned release needs."""

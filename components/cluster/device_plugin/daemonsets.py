@@ -1,0 +1,118 @@
+"""The Ascend device plugin: one DaemonSet per chip type present, with the flags and probes of its pinned release."""
+from __future__ import annotations
+
+from typing import Any
+
+from components.cluster.common.metadata import image_reference, image_version, metadata
+from components.cluster.common.node_labels import ACCELERATOR, ACCELERATORS, CHIP
+from components.cluster.common.pod_parts import daemonset, host_path, node_selector, release_liveness, requests_equal_limits, \
+    tolerations
+from components.cluster.device_plugin.rbac import DEVICE_PLUGIN_SA
+from components.releases.catalog import release_entry
+
+COMPONENT = "device-plugin"
+
+APP = "ascend-device-plugin"
+LOG_DIR = "/var/log/mindx-dl/devicePlugin"
+Mount = tuple[str, str, str, bool]  # (volume, path on host and in the container, hostPath type, read-only)
+# Where we differ from the release's mounts (README, "Where we differ from the official manifests"): its own
+# log directory, created when missing, never all of /var/log; no A3 switch fault logs (no A3 chip here);
+# the node's time zone for its logs; and the kubelet checks that the paths it must find are directories.
+OWN_LOG: Mount = ("log-path", LOG_DIR, "DirectoryOrCreate", False)
+NOT_MOUNTED = {"lingqu-log"}
+LOCALTIME: Mount = ("localtime", "/etc/localtime", "", True)
+CHECKED = {"/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-resources", "/usr/local/Ascend/driver", "/tmp"}
+
+
+def daemonset_name(chip: str) -> str:
+    """`ascend-device-plugin-910b` for chip `910B`."""
+    return f"{APP}-{chip.lower()}"
+
+
+def plugin_release(values: dict[str, Any]) -> dict[str, Any]:
+    """The catalog entry of the pinned device plugin release."""
+    return release_entry(COMPONENT, values["devicePlugin"]["release"])
+
+
+def plugin_args(values: dict[str, Any]) -> list[str]:
+    """The release's own flags (log file, and `-useAscendDocker` where it has it), Volcano mode, healthz."""
+    release = plugin_release(values)
+    args = list(release["args"])
+    if values["devicePlugin"]["volcano"]:
+        args += release["volcanoArgs"]
+    if release["healthz"]:
+        args += release["healthz"]["flags"]
+    return args
+
+
+def plugin_env(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """NODE_NAME, what the release reads from its manifest, and Ascend Docker mode switched on.
+
+    The plugin reads its mode from the environment at start (at v6.0.0 this overrides `-useAscendDocker`):
+    the Ascend runtime sets it only in containers it runs, and with the `ascend` RuntimeClass the plugin's own
+    pod runs on runc, so it is set here and NPUs are always handed out for the Ascend runtime to inject.
+    """
+    release = plugin_release(values)
+    return [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            *release["env"], {"name": release["ascendDockerEnv"], "value": "True"}]
+
+
+def plugin_mounts(values: dict[str, Any]) -> list[Mount]:
+    """The host paths the release's manifest mounts, with our own log directory and the node's time zone."""
+    mounts: list[Mount] = []
+    for mount in plugin_release(values)["mounts"]:
+        if mount["name"] == OWN_LOG[0]:
+            mounts.append(OWN_LOG)
+        elif mount["name"] not in NOT_MOUNTED:
+            kind = mount.get("type") or ("Directory" if mount["path"] in CHECKED else "")
+            mounts.append((mount["name"], mount["path"], kind, mount.get("readOnly", False)))
+    return mounts + ([] if any(m[0] == LOCALTIME[0] for m in mounts) else [LOCALTIME])
+
+
+def _container(values: dict[str, Any]) -> dict[str, Any]:
+    plugin, release = values["devicePlugin"], plugin_release(values)
+    container: dict[str, Any] = {
+        "name": "device-plugin",
+        "image": image_reference(plugin["image"]),
+        "imagePullPolicy": plugin["image"]["pullPolicy"],
+        "command": ["device-plugin"],
+        "args": plugin_args(values),
+        "env": plugin_env(values),
+    }
+    if release["healthz"]:  # a release without a health endpoint gets no port and no probe
+        container["ports"] = [{"name": "healthz", "containerPort": release["healthz"]["port"], "protocol": "TCP"}]
+    container["resources"] = requests_equal_limits(plugin["resources"])
+    if release["healthz"]:
+        container["livenessProbe"] = release_liveness("healthz", release["healthz"])
+    # Privileged: it opens /dev/davinci* and the driver's management devices on the host.
+    container["securityContext"] = dict(release["securityContext"])
+    container["volumeMounts"] = [{"name": name, "mountPath": path, **({"readOnly": True} if ro else {})}
+                                 for name, path, _, ro in plugin_mounts(values)]
+    return container
+
+
+def _pod_spec(values: dict[str, Any], chip: str) -> dict[str, Any]:
+    plugin = values["devicePlugin"]
+    host_pid = {"hostPID": True} if plugin_release(values)["hostPID"] else {}
+    return {
+        "serviceAccountName": DEVICE_PLUGIN_SA,
+        "automountServiceAccountToken": True,
+        **host_pid,
+        "priorityClassName": plugin["priorityClassName"],
+        "nodeSelector": node_selector(values, {ACCELERATOR: ACCELERATORS[chip], CHIP: chip}),
+        "tolerations": tolerations(values),
+        "containers": [_container(values)],
+        "volumes": [host_path(name, path, kind) for name, path, kind, _ in plugin_mounts(values)],
+    }
+
+
+def build_device_plugin_daemonsets(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """One DaemonSet per chip type in the stack, each on the ready nodes of that chip."""
+    plugin = values["devicePlugin"]
+    result = []
+    for chip in plugin["chips"]:
+        name = daemonset_name(chip)
+        meta = metadata(values, name, "device-plugin", APP, image_version(plugin["image"]), values["namespace"],
+                        labels={CHIP: chip})
+        result.append(daemonset(meta, APP, _pod_spec(values, chip)))
+    return result

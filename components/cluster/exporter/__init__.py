@@ -1,0 +1,1 @@
+"""The NPU exporter: its DaemonSets per container engine, its Service and who may reach it."""

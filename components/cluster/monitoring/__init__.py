@@ -1,0 +1,1 @@
+"""Monitoring of the exporter: Prometheus scrape config, alert rules and the Grafana dashboard."""

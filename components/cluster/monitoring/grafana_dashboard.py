@@ -1,0 +1,62 @@
+"""The Grafana dashboard of the NPUs, as a ConfigMap the Grafana dashboard sidecar picks up."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from components.cluster.exporter.daemonsets import APP
+from components.cluster.common.metadata import image_version, metadata
+
+DASHBOARD_KEY = "ascend-npu.json"
+DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
+
+
+def _panel(panel_id: int, title: str, expr: str, unit: str, grid: dict[str, int], kind: str = "timeseries",
+           thresholds: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    steps = thresholds or [{"color": "green", "value": None}]
+    return {
+        "id": panel_id, "type": kind, "title": title, "datasource": DATASOURCE, "gridPos": grid,
+        "targets": [{"refId": "A", "datasource": DATASOURCE, "expr": expr,
+                     "legendFormat": "{{node}} NPU {{id}}"}],
+        "fieldConfig": {"defaults": {"unit": unit, "thresholds": {"mode": "absolute", "steps": steps}},
+                        "overrides": []},
+    }
+
+
+def dashboard(values: dict[str, Any]) -> dict[str, Any]:
+    """Health, AICore utilisation, temperature and HBM use per NPU, filtered by node."""
+    job, alerts = values["monitoring"]["jobName"], values["monitoring"]["alerts"]
+    sel = f'job="{job}", node=~"$node"'
+    unhealthy = [{"color": "red", "value": None}, {"color": "green", "value": 1}, {"color": "red", "value": 2}]
+    hot = [{"color": "green", "value": None}, {"color": "red", "value": alerts["temperatureCelsius"]}]
+    full = [{"color": "green", "value": None}, {"color": "red", "value": alerts["hbmUsedPercent"]}]
+    health = _panel(1, "NPU health (1 = healthy)", f"npu_chip_info_health_status{{{sel}}}", "none",
+                    {"x": 0, "y": 0, "w": 24, "h": 6}, kind="stat", thresholds=unhealthy)
+    return {
+        "uid": "ascend-npu", "title": f"Ascend NPUs ({values['clusterName']})", "schemaVersion": 39,
+        "tags": ["ascend", "npu"], "timezone": "browser", "refresh": "30s", "editable": False,
+        "time": {"from": "now-6h", "to": "now"},
+        "templating": {"list": [
+            {"name": "datasource", "type": "datasource", "query": "prometheus", "label": "Data source"},
+            {"name": "node", "type": "query", "datasource": DATASOURCE, "label": "Node", "multi": True,
+             "includeAll": True, "refresh": 2, "query": f'label_values(machine_npu_nums{{job="{job}"}}, node)'},
+        ]},
+        "panels": [
+            health,
+            _panel(2, "AICore utilisation", f"npu_chip_info_utilization{{{sel}}}", "percent",
+                   {"x": 0, "y": 6, "w": 12, "h": 8}),
+            _panel(3, "Temperature", f"npu_chip_info_temperature{{{sel}}}", "celsius",
+                   {"x": 12, "y": 6, "w": 12, "h": 8}, thresholds=hot),
+            _panel(4, "HBM used", f"100 * npu_chip_info_hbm_used_memory{{{sel}}} / "
+                                  f"(npu_chip_info_hbm_total_memory{{{sel}}} > 0)", "percent",
+                   {"x": 0, "y": 14, "w": 24, "h": 8}, thresholds=full),
+        ],
+    }
+
+
+def build_dashboard_config_map(values: dict[str, Any]) -> dict[str, Any]:
+    """The dashboard in Prometheus' namespace, labelled `grafana_dashboard: "1"` for the sidecar."""
+    meta = metadata(values, "ascend-npu-dashboard", "monitoring", APP, image_version(values["exporter"]["image"]),
+                    values["monitoring"]["prometheusNamespace"], labels={"grafana_dashboard": "1"})
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+            "data": {DASHBOARD_KEY: json.dumps(dashboard(values), indent=1, sort_keys=True)}}

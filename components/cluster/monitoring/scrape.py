@@ -1,0 +1,65 @@
+"""How Prometheus finds the exporter: a scrape job for `additionalScrapeConfigs`, or a PodMonitor."""
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from components.cluster.exporter.daemonsets import APP, PORT_NAME
+from components.cluster.common.metadata import image_version, metadata
+
+SCRAPE_KEY = "ascend-npu-scrape.yaml"
+# Target labels every exporter series carries: (discovered meta label, target label). The node labels
+# come from `attach_metadata: node`, which needs Prometheus >= 2.35 and list/watch on nodes.
+# None may be a label the exporter writes itself: its chip series carry `namespace`, `pod_name` and
+# `container_name` of the WORKLOAD holding the NPU, and a target label of the same name would rename
+# theirs to `exported_namespace`. So the exporter pod's own namespace and name get prefixed names; the
+# exporter's labels stay as written, with no `honor_labels` that would let them override ours.
+RELABELS = (
+    ("__meta_kubernetes_pod_node_name", "node"),
+    ("__meta_kubernetes_node_label_ascend_npu_io_chip", "chip"),
+    ("__meta_kubernetes_node_label_accelerator_type", "accelerator_type"),
+    ("__meta_kubernetes_namespace", "exporter_namespace"),
+    ("__meta_kubernetes_pod_name", "exporter_pod"),
+)
+
+
+def scrape_job(values: dict[str, Any]) -> dict[str, Any]:
+    """One Prometheus scrape config: pods of the exporter in the agents' namespace, on the metrics port."""
+    keep = [{"source_labels": ["__meta_kubernetes_pod_label_app_kubernetes_io_name"], "regex": APP, "action": "keep"},
+            {"source_labels": ["__meta_kubernetes_pod_container_port_name"], "regex": PORT_NAME,
+             "action": "keep"}]
+    return {
+        "job_name": values["monitoring"]["jobName"],
+        "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [values["namespace"]]},
+                                   "attach_metadata": {"node": True}}],
+        "relabel_configs": keep + [{"source_labels": [source], "target_label": target} for source, target in RELABELS],
+    }
+
+
+def _meta(values: dict[str, Any], name: str, namespace: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return metadata(values, name, "monitoring", APP, image_version(values["exporter"]["image"]), namespace, labels)
+
+
+def build_scrape_secret(values: dict[str, Any]) -> dict[str, Any]:
+    """The scrape job as a Secret in Prometheus' namespace, the form `additionalScrapeConfigs` reads."""
+    body = yaml.safe_dump([scrape_job(values)], sort_keys=False)
+    return {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+            "metadata": _meta(values, "ascend-npu-scrape-config", values["monitoring"]["prometheusNamespace"]),
+            "stringData": {SCRAPE_KEY: body}}
+
+
+def build_pod_monitor(values: dict[str, Any]) -> dict[str, Any]:
+    """The same job as a Prometheus Operator PodMonitor beside the exporter pods."""
+    relabelings = [{"sourceLabels": [source], "targetLabel": target} for source, target in RELABELS]
+    relabelings.append({"targetLabel": "job", "replacement": values["monitoring"]["jobName"]})
+    return {
+        "apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
+        "metadata": _meta(values, APP, values["namespace"], values["monitoring"]["extraLabels"]),
+        "spec": {
+            "selector": {"matchLabels": {"app.kubernetes.io/name": APP}},
+            "namespaceSelector": {"matchNames": [values["namespace"]]},
+            "attachMetadata": {"node": True},
+            "podMetricsEndpoints": [{"port": PORT_NAME, "path": "/metrics", "relabelings": relabelings}],
+        },
+    }

@@ -1,0 +1,73 @@
+"""The validation Job: one NPU on a canary node, through the device plugin and the Ascend runtime."""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from components.cluster.common.metadata import image_reference, metadata
+from components.cluster.common.node_labels import resource_name
+from components.cluster.common.template_functions import template_function
+from components.cluster.common.pod_parts import requests_equal_limits, service_account, tolerations
+
+APP = "ascend-npu-validation"
+VALIDATION_SA = "ascend-npu-validation"
+# Proves the runtime injected a device and the driver answers through it.
+SCRIPT = "set -e; ls -l /dev/davinci[0-9]*; npu-smi info"
+
+
+@template_function("ascend-npu.validationHash")
+def version_hash(values: dict[str, Any]) -> str:
+    """8 hex digits over everything the Job proves; a change gives a new Job name, so a new run.
+
+    Compact, key-sorted JSON is what Go's `toJson` writes too, so a chart can compute the same hash.
+    """
+    validation = values["validation"]
+    proved = {"versions": values["versions"], "devicePlugin": values["devicePlugin"]["image"],
+              "image": validation["image"], "node": validation["node"]}
+    text = json.dumps(proved, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def job_name(values: dict[str, Any]) -> str:
+    """`ascend-npu-validation-<hash>`."""
+    return f"{APP}-{version_hash(values)}"
+
+
+def build_validation_job(values: dict[str, Any]) -> dict[str, Any]:
+    """A Job that must complete for `pulumi up` to succeed; it fails after `timeoutSeconds`."""
+    validation = values["validation"]
+    meta = metadata(values, job_name(values), "validation", APP, values["versions"]["cann"], values["namespace"])
+    container = {
+        "name": "npu-smi",
+        "image": image_reference(validation["image"]),
+        "imagePullPolicy": validation["image"]["pullPolicy"],
+        "command": ["/bin/sh", "-c", SCRIPT],
+        "resources": requests_equal_limits({"cpu": "500m", "memory": "512Mi"}, {resource_name(validation["chip"]): 1}),
+        # npu-smi and the CANN tools write logs under /var/log and $HOME: both go to scratch volumes.
+        "env": [{"name": "HOME", "value": "/tmp"}],
+        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True},
+        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}, {"name": "logs", "mountPath": "/var/log"}],
+    }
+    pod_spec: dict[str, Any] = {
+        "serviceAccountName": VALIDATION_SA,
+        "automountServiceAccountToken": False,
+        "restartPolicy": "Never",
+        "nodeSelector": {"kubernetes.io/hostname": validation["node"]},
+        "tolerations": tolerations(values),
+        "containers": [container],
+        "volumes": [{"name": "tmp", "emptyDir": {}}, {"name": "logs", "emptyDir": {}}],
+    }
+    if values["runtimeClass"]["create"]:
+        pod_spec["runtimeClassName"] = values["runtimeClass"]["name"]
+    return {
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
+        "spec": {"backoffLimit": validation["backoffLimit"],
+                 "activeDeadlineSeconds": validation["timeoutSeconds"],
+                 "template": {"metadata": {"labels": dict(meta["labels"])}, "spec": pod_spec}},
+    }
+
+
+def build_validation_service_account(values: dict[str, Any]) -> dict[str, Any]:
+    """The Job's ServiceAccount: no API access and no token."""
+    return service_account(values, VALIDATION_SA, "validation", values["versions"]["cann"], token=False)

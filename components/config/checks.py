@@ -1,0 +1,211 @@
+"""Checks across sections: node identity, pools, canaries, packages, versions and the SSH secret."""
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from components.config.compatibility import load_matrix
+from components.config.hosts import NodeSpec
+from components.config.packages import (CHIP_TOKEN, NEEDS_ARCH, NEEDS_CHIP, VERSION_KEY, Kind, declared_version, Source,
+                                      expected_file_name, parse_file_name, versions_match)
+from components.config.problems import Problem
+from components.config.redact import preview
+
+NODE_FIELDS = {"chip": "910, 910B, 310 or 310P", "arch": "aarch64 or x86_64", "npu_count": "the number of NPUs"}
+
+
+def resolve_nodes(parsed: dict[str, Any]) -> tuple[list[NodeSpec], list[Problem]]:
+    """Apply pool and cluster defaults to each node; report what is still unset."""
+    pools, cluster = parsed.get("pools", {}), parsed.get("cluster")
+    nodes, problems = [], []
+    for i, node in enumerate(parsed.get("nodes", [])):
+        if node is None or node.pool and ("pools" not in parsed or pools.get(node.pool, True) is None):
+            continue  # the node, its pool or the pools section is already reported: say nothing more
+        pool = pools.get(node.pool) if node.pool else None
+        if node.pool and pool is None:
+            known = ", ".join(sorted(pools)) or "none defined"
+            problems.append(Problem(f"nodes[{i}].pool", f"pool {preview(node.pool)} is not in ascend-npu:pools "
+                                                         f"(known: {known}); define it or fix the name"))
+        values = {}
+        for name in ("chip", "arch", "npu_count", "container_runtime"):
+            values[name] = getattr(node, name) or (getattr(pool, name) if pool else None)
+        if values["container_runtime"] is None and cluster is not None:
+            values["container_runtime"] = cluster.container_runtime
+        missing = [n for n in NODE_FIELDS if values[n] is None]
+        for name in missing:
+            alias = "npuCount" if name == "npu_count" else name
+            problems.append(Problem(f"nodes[{i}].{alias}", f"not set on the node nor on its pool; write "
+                                                            f"{NODE_FIELDS[name]}"))
+        if not missing and values["container_runtime"] is not None:
+            nodes.append(NodeSpec(name=node.name, address=node.address, host_key=node.host_key, pool=node.pool,
+                                  wave=node.wave, **values))
+    return nodes, problems
+
+
+def check_identity(parsed: dict[str, Any]) -> list[Problem]:
+    """Node names and addresses are unique; canaries are nodes."""
+    problems, names, addresses = [], {}, {}
+    nodes = parsed.get("nodes", [])
+    for i, node in enumerate(nodes):
+        if node is None:
+            continue
+        for seen, value, key in ((names, node.name, "name"), (addresses, node.address, "address")):
+            if value in seen:
+                problems.append(Problem(f"nodes[{i}].{key}", f"{preview(value)} is also nodes[{seen[value]}].{key}; "
+                                                               f"each node needs its own {key}"))
+            seen.setdefault(value, i)
+    if "rollout" in parsed:
+        problems += _canaries(parsed["rollout"].canaries, names, complete="nodes" in parsed and None not in nodes)
+    return problems
+
+
+def _canaries(canaries: list[str], names: dict[str, int], complete: bool) -> list[Problem]:
+    """Each canary once, and a node (checked only when every node parsed)."""
+    problems, seen = [], {}
+    for i, canary in enumerate(canaries):
+        if canary in seen:
+            problems.append(Problem(f"rollout.canaries[{i}]", f"'{canary}' is also rollout.canaries[{seen[canary]}]; "
+                                                               "list each canary once (one per pool you want "
+                                                               "tested first)"))
+            continue
+        seen[canary] = i
+        if complete and canary not in names:
+            problems.append(Problem(f"rollout.canaries[{i}]", f"{preview(canary)} is not a node name; use one of "
+                                                               f"{', '.join(list(names)[:5]) or 'the nodes'}"))
+    return problems
+
+
+def check_package_source(packages) -> list[Problem]:
+    """`upload` needs a directory, `mirror` needs a URL, and not the other."""
+    if packages.source is Source.UPLOAD and not packages.directory:
+        return [Problem("packages.directory", "source is upload; write the local directory holding the files")]
+    if packages.source is Source.MIRROR and not packages.mirror_url:
+        return [Problem("packages.mirrorUrl", "source is mirror; write the internal https:// URL of the files")]
+    return []
+
+
+def check_package_files(packages, versions) -> list[Problem]:
+    """Each file name agrees with its kind, the stack's version, its chip and its arch."""
+    problems, seen = [], {}
+    for i, pkg in enumerate(packages.files):
+        at = f"packages.files[{i}]"
+        version = declared_version(versions, pkg.kind)
+        found = parse_file_name(pkg.kind, pkg.file)
+        if found is None:
+            example = expected_file_name(pkg.kind, version, pkg.chip, pkg.arch)
+            problems.append(Problem(f"{at}.file", f"'{pkg.file}' is not a {pkg.kind.value} package name; "
+                                                  f"Huawei names it like '{example}'"))
+            continue
+        if not versions_match(version, found["version"]):
+            problems.append(Problem(f"{at}.file", f"'{pkg.file}' is version {found['version']} but "
+                                                  f"versions.{VERSION_KEY[pkg.kind]} is {version}; use the "
+                                                  f"{version} file or change the version"))
+        problems += _chip_arch(at, pkg, found)
+        slot = (pkg.kind, pkg.chip, pkg.arch)
+        if slot in seen:
+            problems.append(Problem(f"{at}.file", f"a second {pkg.kind.value} package for the same chip/arch as "
+                                                  f"packages.files[{seen[slot]}]; keep one"))
+        seen.setdefault(slot, i)
+    return problems
+
+
+def _chip_arch(at: str, pkg, found: dict) -> list[Problem]:
+    problems = []
+    if pkg.kind in NEEDS_CHIP:
+        if pkg.chip is None:
+            problems.append(Problem(f"{at}.chip", f"a {pkg.kind.value} package is chip-specific; write the chip "
+                                                  f"it is for (the file says {found['chip']})"))
+        elif found["chip"] != CHIP_TOKEN[pkg.chip] and not (found["chip"] == "910" and pkg.chip.value == "910B"
+                                                            and "-ops_" in pkg.file):
+            problems.append(Problem(f"{at}.chip", f"'{pkg.file}' is for chip {found['chip']}, not {pkg.chip.value}"))
+    elif pkg.chip is not None:
+        problems.append(Problem(f"{at}.chip", f"{pkg.kind.value} packages are the same for every chip; remove chip"))
+    if pkg.kind in NEEDS_ARCH:
+        if pkg.arch is None:
+            problems.append(Problem(f"{at}.arch", f"a {pkg.kind.value} package is arch-specific; write aarch64 or "
+                                                  "x86_64"))
+        elif found.get("arch") and found["arch"] != pkg.arch.value:
+            problems.append(Problem(f"{at}.arch", f"'{pkg.file}' is built for {found['arch']}, not "
+                                                  f"{pkg.arch.value}"))
+    elif pkg.arch is not None:
+        problems.append(Problem(f"{at}.arch", f"{pkg.kind.value} packages are the same for every arch; remove arch"))
+    return problems
+
+
+def check_package_coverage(nodes: list[NodeSpec], packages, versions) -> list[Problem]:
+    """Every chip/arch among the nodes has one package of each kind."""
+    have = {(p.kind, p.chip, p.arch) for p in packages.files}
+    wanted: dict[tuple, list[str]] = defaultdict(list)
+    for node in nodes:
+        for kind in Kind:
+            slot = (kind, node.chip if kind in NEEDS_CHIP else None, node.arch if kind in NEEDS_ARCH else None)
+            wanted[slot].append(node.name)
+    problems = []
+    for (kind, chip, arch), names in wanted.items():
+        if (kind, chip, arch) not in have:
+            version = declared_version(versions, kind)
+            target = " ".join(x for x in (chip.value if chip else "", arch.value if arch else "") if x) or "all"
+            problems.append(Problem("packages.files", f"no {kind.value} package for {target} nodes "
+                                                      f"({', '.join(names[:3])}{'...' if len(names) > 3 else ''}); "
+                                                      f"add {expected_file_name(kind, version, chip, arch)}"))
+    return problems
+
+
+def check_compatibility(versions) -> list[Problem]:
+    """The combination is documented, or named by an override with a reason."""
+    problem = load_matrix().problem(versions.firmware, versions.driver, versions.cann)
+    override = versions.compatibility_override
+    if override is not None:
+        named = (override.firmware.lower(), override.driver.lower(), override.cann.lower())
+        actual = (versions.firmware.lower(), versions.driver.lower(), versions.cann.lower())
+        if named != actual:
+            return [Problem("versions.compatibilityOverride", f"names firmware/driver/CANN {'/'.join(named)} but "
+                                                              f"the stack deploys {'/'.join(actual)}; name the "
+                                                              "deployed combination")]
+        return []
+    if problem:
+        return [Problem("versions", f"{problem}; use a documented combination or add "
+                                    "versions.compatibilityOverride {firmware, driver, cann, reason}")]
+    return []
+
+
+def check_ssh_secret(ssh, has_key: bool, key_is_secret: bool) -> list[Problem]:
+    """A private key is a Pulumi secret, or the agent is used; not both, not neither."""
+    if has_key and not key_is_secret:
+        return [Problem("sshPrivateKey", "stored in plain text; remove it and run `pulumi config set --secret "
+                                         "sshPrivateKey < ~/.ssh/id_ed25519`")]
+    if has_key and ssh.use_agent:
+        return [Problem("ssh.useAgent", "true while sshPrivateKey is also set; keep one way to authenticate")]
+    if not has_key and not ssh.use_agent:
+        return [Problem("sshPrivateKey", "not set; run `pulumi config set --secret sshPrivateKey < KEYFILE` or "
+                                         "write ssh.useAgent: true")]
+    return []
+
+
+def check_mirror_credentials(packages, has_login: bool, login_is_secret: bool) -> list[Problem]:
+    """The mirror login is a Pulumi secret, and only set for a mirror."""
+    if not has_login:
+        return []
+    if not login_is_secret:
+        return [Problem("mirrorCredentials", "stored in plain text; remove it and run `pulumi config set --secret "
+                                             "mirrorCredentials 'user:password'`")]
+    if packages is not None and packages.source is not Source.MIRROR:
+        return [Problem("mirrorCredentials", "set, but packages.source is upload; remove it or use source mirror")]
+    return []
+
+
+def run_checks(parsed: dict[str, Any], has_key: bool, key_is_secret: bool) -> list[Problem]:
+    """Every cross-section check whose sections parsed."""
+    nodes, problems = resolve_nodes(parsed)
+    problems += check_identity(parsed)
+    if "ssh" in parsed:
+        problems += check_ssh_secret(parsed["ssh"], has_key, key_is_secret)
+    if "versions" in parsed:
+        problems += check_compatibility(parsed["versions"])
+    if "packages" in parsed:
+        problems += check_package_source(parsed["packages"])
+        if "versions" in parsed:
+            problems += check_package_files(parsed["packages"], parsed["versions"])
+            if "nodes" in parsed and "cluster" in parsed:
+                problems += check_package_coverage(nodes, parsed["packages"], parsed["versions"])
+    return problems

@@ -1,0 +1,214 @@
+"""Cluster-side settings: namespace, runtime default, rollout and the add-ons."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pydantic import Field, field_validator, model_validator
+
+from components.config.base import CPU, DNS_LABEL, DNS_SUBDOMAIN, MEMORY, SpecModel
+from components.config.hosts import ContainerRuntime
+from components.config.images import Image
+from components.config.releases import DEVICE_PLUGIN, EXPORTER, DevicePluginReleaseOverride, \
+    ExporterReleaseOverride, pinned_release
+from components.config.redact import preview, preview_key
+
+MINDCLUSTER = "swr.cn-south-1.myhuaweicloud.com/ascendhub"
+# Namespaces Kubernetes itself owns: the agents' namespace gets Pod Security `privileged`, so never one of these.
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+class Cluster(SpecModel):
+    """The Kubernetes cluster this stack manages."""
+
+    name: str = Field(pattern=DNS_LABEL, description="Short name of the cluster, used in labels and names.")
+    namespace: str = Field("ascend-system", pattern=DNS_LABEL, description="Namespace of the NPU agents.")
+    container_runtime: ContainerRuntime = Field(ContainerRuntime.CONTAINERD,
+                                                description="Engine of nodes that do not say otherwise.")
+    ascend_default_runtime: bool = Field(
+        False, description="Make `ascend` the engine's default runtime; by default workloads opt in through "
+                           "the `ascend` RuntimeClass, so no other image can grab NPUs.")
+    taint_npu_nodes: bool = Field(False, description="Taint each NPU node NoSchedule with its resource name "
+                                                     "(e.g. `huawei.com/Ascend910`) once it is ready, so only "
+                                                     "workloads that tolerate it land there.")
+    kube_context: Optional[str] = Field(None, description="kubeconfig context to use; default: the current one.")
+
+    @field_validator("namespace")
+    @classmethod
+    def _own_namespace(cls, value: str) -> str:
+        if value in SYSTEM_NAMESPACES or value.startswith("kube-"):
+            raise ValueError(f"'{value}' belongs to Kubernetes itself, and the agents' namespace gets Pod Security "
+                             "`privileged`; write a namespace of its own, e.g. ascend-system")
+        return value
+
+
+class Rollout(SpecModel):
+    """Order and pace of host changes."""
+
+    canaries: list[str] = Field(default_factory=list,
+                                description="Nodes changed first; empty means the first node in `nodes`.")
+    max_parallel: int = Field(1, description="Most nodes changed at once in a wave (at least 1).")
+    allow_reboot: bool = Field(False, description="Reboot a node when new firmware needs it, then wait for it.")
+    uninstall_on_destroy: bool = Field(False, description="`pulumi destroy` uninstalls the NPU software "
+                                                          "(default: leave it installed).")
+    allow_downgrade: bool = Field(False, description="Install versions older than the ones a node has (default: "
+                                                     "refuse before any installer, naming both versions).")
+    allow_disruption: bool = Field(False, description="Replace driver or firmware and restart the container engine "
+                                                      "while NPU work runs (kills it); default: refuse such a node.")
+
+    @field_validator("max_parallel")
+    @classmethod
+    def _parallel(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"{value} nodes at once would never finish; write 1 or more")
+        return value
+
+
+class Resources(SpecModel):
+    """Requests equal limits, so node agents are never the first evicted."""
+
+    cpu: str = Field("500m", pattern=CPU, description="CPU request and limit.")
+    memory: str = Field("500Mi", pattern=MEMORY, description="Memory request and limit.")
+
+
+class ExporterResources(Resources):
+    """The exporter's requests and limits; MindCluster's manifest gives it 1000m / 1000Mi."""
+
+    cpu: str = Field("1000m", pattern=CPU, description="CPU request and limit.")
+    memory: str = Field("1000Mi", pattern=MEMORY, description="Memory request and limit.")
+
+
+def _image(name: str, tag: str) -> Image:
+    return Image(repository=f"{MINDCLUSTER}/{name}", tag=tag)
+
+
+class DevicePlugin(SpecModel):
+    """The Ascend device plugin DaemonSet."""
+
+    image: Image = Field(default_factory=lambda: _image("ascend-k8sdeviceplugin", "v6.0.0"),
+                         description="Device plugin image; its tag names the catalogued release it renders as.")
+    release_override: Optional[DevicePluginReleaseOverride] = Field(
+        None, description="Accept a tag the release catalog does not list; names the release it behaves as and why.")
+    volcano: bool = Field(False, description="Run in Volcano mode (`-volcanoType=true`).")
+    resources: Resources = Field(default_factory=Resources, description="Requests and limits.")
+
+    @model_validator(mode="after")
+    def _release(self) -> "DevicePlugin":
+        pinned_release(DEVICE_PLUGIN, self.image, self.release_override)
+        return self
+
+    @property
+    def release(self) -> str:
+        """The catalogued release whose flags, probes and RBAC the plugin gets."""
+        return pinned_release(DEVICE_PLUGIN, self.image, self.release_override)
+
+
+class Exporter(SpecModel):
+    """The NPU exporter DaemonSet."""
+
+    enabled: bool = Field(True, description="Deploy the exporter.")
+    image: Image = Field(default_factory=lambda: _image("npu-exporter", "v6.0.0"),
+                         description="Exporter image; its tag names the catalogued release it renders as.")
+    release_override: Optional[ExporterReleaseOverride] = Field(
+        None, description="Accept a tag the release catalog does not list; names the release it behaves as and why.")
+    # The exporter exits on a -port outside [1025, 40000] (every catalogued release, cmd/npu-exporter/main.go).
+    port: int = Field(8082, ge=1025, le=40000, description="Metrics port, 1025 to 40000 (the exporter's own range).")
+    update_time: int = Field(5, ge=1, le=60, description="Seconds between two reads of the chips.")
+    resources: ExporterResources = Field(default_factory=ExporterResources, description="Requests and limits.")
+
+    @model_validator(mode="after")
+    def _release(self) -> "Exporter":
+        pinned_release(EXPORTER, self.image, self.release_override)
+        return self
+
+    @property
+    def release(self) -> str:
+        """The catalogued release whose flags, probes and metrics the exporter has."""
+        return pinned_release(EXPORTER, self.image, self.release_override)
+
+
+class Alerts(SpecModel):
+    """Thresholds of the NPU alerts."""
+
+    temperature_celsius: int = Field(85, ge=40, le=120, description="Chip temperature that raises an alert.")
+    hbm_used_percent: int = Field(95, ge=50, le=100, description="HBM use that raises an alert.")
+
+
+class Monitoring(SpecModel):
+    """Prometheus and Grafana integration."""
+
+    prometheus_operator: bool = Field(False, description="Create a PodMonitor and PrometheusRule (needs the CRDs).")
+    prometheus_namespace: str = Field("monitoring", pattern=DNS_LABEL, description="Where Prometheus runs.")
+    prometheus_pod_labels: dict[str, str] = Field(
+        default_factory=lambda: {"app.kubernetes.io/name": "prometheus"},
+        description="Labels of the Prometheus pods the exporter admits.")
+    alerts: Alerts = Field(default_factory=Alerts, description="Alert thresholds.")
+    grafana_dashboard: bool = Field(True, description="Ship the Grafana dashboard ConfigMap.")
+
+    @field_validator("prometheus_pod_labels")
+    @classmethod
+    def _labels(cls, labels: dict[str, str]) -> dict[str, str]:
+        if not labels:
+            raise ValueError("no labels would admit every pod of the Prometheus namespace; write the labels of the "
+                             "Prometheus pods, e.g. app.kubernetes.io/name: prometheus")
+        for key, value in labels.items():
+            problem = label_key_problem(key) or label_value_problem(value)
+            if problem:
+                raise ValueError(f"label {preview_key(key)}: {problem}")
+        return labels
+
+
+def label_key_problem(key: str) -> Optional[str]:
+    """Kubernetes label key rules: optional DNS-subdomain prefix and '/', then a name of at most 63 characters."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or LABEL_PREFIX.match(prefix) is None):
+        return "the part before '/' must be a DNS name such as app.kubernetes.io"
+    if not name or LABEL_NAME.match(name) is None:
+        return ("the key must be letters, digits, '-', '_' and '.', starting and ending with a letter or digit, at "
+                "most 63 characters (an optional prefix such as app.kubernetes.io/ before it)")
+    return None
+
+
+def label_value_problem(value: str) -> Optional[str]:
+    """Kubernetes label value rules: empty, or up to 63 letters, digits, '-', '_', '.', alphanumeric at both ends."""
+    if LABEL_NAME.match(value) is None:
+        return (f"the value {preview(value)} is not a Kubernetes label value; write at most 63 letters, digits, "
+                "'-', '_' and '.', starting and ending with a letter or digit")
+    return None
+
+
+class Validation(SpecModel):
+    """The end-to-end job that runs `npu-smi info` on a canary NPU."""
+
+    enabled: bool = Field(True, description="Run the validation job.")
+    image: Image = Field(default_factory=lambda: _image("ascend-toolkit", "8.0.RC3-910b-ubuntu22.04-py3.10"),
+                         description="Image with `npu-smi`.")
+    timeout_seconds: int = Field(600, ge=60, le=7200, description="How long `pulumi up` waits for the job.")
+
+
+class DashboardAccess(SpecModel):
+    """Optional read-only Kubernetes Dashboard access to the NPU namespace."""
+
+    enabled: bool = Field(False, description="Grant read-only access to `cluster.namespace`.")
+    group: Optional[str] = Field(None, description="Group that gets read-only access.")
+    service_account: Optional[str] = Field(None, pattern=DNS_SUBDOMAIN,
+                                           description="ServiceAccount (`namespace/name` is not allowed: "
+                                                       "the Dashboard's own, in `dashboardNamespace`).")
+    dashboard_namespace: str = Field("kubernetes-dashboard", pattern=DNS_LABEL,
+                                     description="Namespace of the Dashboard's ServiceAccount.")
+
+    @field_validator("group")
+    @classmethod
+    def _group(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and (value.startswith("system:") or not value.strip()):
+            raise ValueError(f"{preview(value)} is a Kubernetes system group (everyone, or every anonymous or "
+                             "authenticated user); write a group of your own people, e.g. npu-operators")
+        return value
+
+    @model_validator(mode="after")
+    def _subject(self) -> "DashboardAccess":
+        if self.enabled and not (self.group or self.service_account):
+            raise ValueError("enabled without a subject; set 'group' or 'serviceAccount'")
+        return self

@@ -1,0 +1,174 @@
+"""Nodes, pools and the SSH connection that reaches them."""
+from __future__ import annotations
+
+import base64
+import binascii
+import ipaddress
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Optional
+
+from pydantic import Field, field_validator
+
+from components.config.base import DNS_LABEL, DNS_SUBDOMAIN, LOGIN_NAME, SpecModel
+from components.config.redact import preview
+
+HOST_KEY = re.compile(r"^(ssh-ed25519|ssh-rsa|rsa-sha2-256|rsa-sha2-512|ecdsa-sha2-nistp(256|384|521)) "
+                      r"[A-Za-z0-9+/]+={0,3}$")
+ZONE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,15}$")
+# Length-prefixed fields of each key type's blob (RFC 4253, RFC 5656, RFC 8709): type, then the key itself.
+KEY_FIELDS = {"ssh-ed25519": 2, "ssh-rsa": 3, "ecdsa-sha2-nistp256": 3, "ecdsa-sha2-nistp384": 3,
+              "ecdsa-sha2-nistp521": 3}
+HOSTNAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?)*$")
+
+
+class Chip(str, Enum):
+    """Ascend chip families, as `npu-smi` and the device plugin know them."""
+
+    A910 = "910"
+    A910B = "910B"
+    A310 = "310"
+    A310P = "310P"
+
+
+class Arch(str, Enum):
+    """CPU architectures the Ascend packages are built for."""
+
+    AARCH64 = "aarch64"
+    X86_64 = "x86_64"
+
+
+class ContainerRuntime(str, Enum):
+    """The container engine the kubelet talks to on a node."""
+
+    CONTAINERD = "containerd"
+    DOCKER = "docker"
+
+
+def host_key(value: Optional[str]) -> Optional[str]:
+    """Accept `ssh-keyscan` lines (`host type key`) and keep `type key`, once the key blob proves whole."""
+    if value is None:
+        return None
+    parts = value.split()
+    if len(parts) == 3 and not HOST_KEY.match(" ".join(parts[:2])):
+        parts = parts[1:]
+    if len(parts) >= 2 and HOST_KEY.match(" ".join(parts[:2])):
+        problem = blob_problem(parts[0], parts[1])
+        if problem:
+            raise ValueError(f"{problem}; copy the whole line `ssh-keyscan -t ed25519 <address>` prints")
+        return " ".join(parts[:2])
+    raise ValueError("not an SSH public host key; write the line `ssh-keyscan -t ed25519 <address>` "
+                     "prints, for example 'ssh-ed25519 AAAAC3Nza...'")
+
+
+def blob_problem(label: str, blob: str) -> Optional[str]:
+    """What is wrong with a host key's base64 blob: not base64, cut short, or of another type than its label."""
+    try:
+        data = base64.b64decode(blob, validate=True)
+    except (binascii.Error, ValueError):
+        return "the key is not whole base64 (cut short or mistyped)"
+    fields, offset = [], 0
+    while offset < len(data):
+        if offset + 4 > len(data):
+            return "the key is cut short"
+        size = int.from_bytes(data[offset:offset + 4], "big")
+        if offset + 4 + size > len(data):
+            return "the key is cut short"
+        fields.append(data[offset + 4:offset + 4 + size])
+        offset += 4 + size
+    inner = fields[0].decode("ascii", "replace")[:40] if fields else ""
+    expected = "ssh-rsa" if label.startswith("rsa-sha2-") else label
+    if inner != expected:
+        return f"the label says {label} but the key inside is {inner or 'empty'}"
+    if len(fields) != KEY_FIELDS[expected] or (expected == "ssh-ed25519" and len(fields[1]) != 32):
+        return "the key is cut short or has extra data"
+    return None
+
+
+def address(value: str) -> str:
+    """An IP address (IPv4-mapped IPv6 read as IPv4, a zone id only as an interface name) or a DNS name."""
+    if "@" in value:
+        raise ValueError("carries a user name or password ('user@host'); write only the address: the user goes in "
+                         "ssh.user or ssh.bastion.user, and logins use the sshPrivateKey secret or the agent")
+    host, percent, zone = value.partition("%")
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        ip = None
+    if ip is not None and percent:
+        if ip.version != 6 or ZONE_ID.match(zone) is None:
+            raise ValueError(f"{preview(value)} has a zone id that is not an interface name; after '%' write the "
+                             "interface (letters, digits, '_', '.', '-', at most 15 characters), e.g. fe80::1%eth0")
+        return f"{ip}%{zone}"
+    if ip is not None:
+        mapped = getattr(ip, "ipv4_mapped", None)
+        return str(mapped or ip)
+    if not percent and HOSTNAME.match(value) and len(value) <= 253:
+        return value.lower()
+    raise ValueError(f"{preview(value)} is not an IP address or host name; write for example '10.0.0.11'")
+
+
+class Bastion(SpecModel):
+    """A jump host every node connection goes through."""
+
+    host: str = Field(description="Address of the bastion.")
+    port: int = Field(22, ge=1, le=65535, description="SSH port of the bastion.")
+    user: Optional[str] = Field(None, pattern=LOGIN_NAME, description="User on the bastion; defaults to `ssh.user`.")
+    host_key: str = Field(description="Pinned public host key of the bastion (`ssh-keyscan` output).")
+
+    _host = field_validator("host")(classmethod(lambda cls, v: address(v)))
+    _key = field_validator("host_key")(classmethod(lambda cls, v: host_key(v)))
+
+
+class Ssh(SpecModel):
+    """How the program logs in to the nodes; the private key itself lives in `sshPrivateKey`."""
+
+    user: str = Field("root", pattern=LOGIN_NAME,
+                      description="Login user; the installers need root, so a non-root user must have sudo.")
+    port: int = Field(22, ge=1, le=65535, description="SSH port on the nodes.")
+    use_agent: bool = Field(False, description="Authenticate with the SSH agent (`SSH_AUTH_SOCK`) instead of "
+                                               "the `sshPrivateKey` secret.")
+    bastion: Optional[Bastion] = Field(None, description="Optional jump host.")
+
+
+class Pool(SpecModel):
+    """Defaults shared by the nodes that name this pool."""
+
+    chip: Optional[Chip] = Field(None, description="Chip type: `910`, `910B`, `310` or `310P`.")
+    arch: Optional[Arch] = Field(None, description="CPU architecture: `aarch64` or `x86_64`.")
+    npu_count: Optional[int] = Field(None, ge=1, le=64, description="NPUs each node must show in `npu-smi info`.")
+    container_runtime: Optional[ContainerRuntime] = Field(None, description="`containerd` or `docker`.")
+
+
+class Node(SpecModel):
+    """One server; `name` is its Kubernetes node name."""
+
+    name: str = Field(pattern=DNS_SUBDOMAIN, max_length=253, description="Kubernetes node name.")
+    address: str = Field(description="IP address or DNS name SSH connects to.")
+    host_key: str = Field(description="Pinned public host key (`ssh-keyscan -t ed25519 <address>`).")
+    pool: Optional[str] = Field(None, pattern=DNS_LABEL, description="Pool whose defaults this node takes.")
+    wave: Optional[int] = Field(None, ge=1, description="Rollout wave (1, 2, ...); canaries always go first.")
+    chip: Optional[Chip] = Field(None, description="Chip type; overrides the pool.")
+    arch: Optional[Arch] = Field(None, description="CPU architecture; overrides the pool.")
+    npu_count: Optional[int] = Field(None, ge=1, le=64, description="Expected NPU count; overrides the pool.")
+    container_runtime: Optional[ContainerRuntime] = Field(
+        None, description="Container engine; overrides the pool and `cluster.containerRuntime`.")
+
+    _address = field_validator("address")(classmethod(lambda cls, v: address(v)))
+    _key = field_validator("host_key")(classmethod(lambda cls, v: host_key(v)))
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """A node with its pool's defaults applied: everything the layers need, nothing optional."""
+
+    name: str
+    address: str
+    host_key: str
+    pool: Optional[str]
+    wave: Optional[int]
+    chip: Chip
+    arch: Arch
+    npu_count: int
+    container_runtime: ContainerRuntime

@@ -1,0 +1,58 @@
+"""The exact versions a stack installs, and the explicit way out of the compatibility matrix."""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from components.releases.catalog import known_releases
+from components.config.base import SpecModel, require_pinned
+from components.config.redact import preview
+
+VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z]+)+$")
+WHAT = {"firmware": "firmware", "driver": "driver", "cann": "CANN", "docker_runtime": "Ascend Docker Runtime"}
+EXAMPLE = {"firmware": "7.3.0.1.231", "driver": "24.1.rc2", "CANN": "8.0.RC3", "Ascend Docker Runtime": "6.0.RC3"}
+
+
+def exact(value: str, what: str) -> str:
+    """A dotted version such as `24.1.rc2`, `8.0.RC3` or `7.3.0.1.231`."""
+    require_pinned(value, f"{what} version", EXAMPLE[what])
+    if VERSION.match(value) is None:
+        raise ValueError(f"{preview(value)} is not a version; write the exact {what} version, e.g. {EXAMPLE[what]}")
+    return value
+
+
+class CompatibilityOverride(SpecModel):
+    """Deploy a combination the matrix does not document, on purpose and with a reason."""
+
+    firmware: str = Field(description="The firmware version being overridden (must equal `versions.firmware`).")
+    driver: str = Field(description="The driver version being overridden (must equal `versions.driver`).")
+    cann: str = Field(description="The CANN version being overridden (must equal `versions.cann`).")
+    reason: str = Field(min_length=15, description="Why this combination is safe (a ticket, a vendor note).")
+
+
+class Versions(SpecModel):
+    """One version of each Ascend component for the whole stack."""
+
+    firmware: str = Field(description="NPU firmware, e.g. `7.3.0.1.231`.")
+    driver: str = Field(description="NPU driver, e.g. `24.1.rc2`.")
+    cann: str = Field(description="CANN toolkit and kernels, e.g. `8.0.RC3`.")
+    docker_runtime: str = Field(description="Ascend Docker Runtime, e.g. `6.0.RC3`.")
+    compatibility_override: Optional[CompatibilityOverride] = Field(
+        None, description="Accept a combination outside the matrix; names it and says why.")
+
+    @field_validator("firmware", "driver", "cann", "docker_runtime")
+    @classmethod
+    def _exact(cls, value: str, info: ValidationInfo) -> str:
+        return exact(value, WHAT[info.field_name])
+
+    @field_validator("docker_runtime")
+    @classmethod
+    def _catalogued(cls, value: str) -> str:
+        """The host scripts compare the runtime's record with what this release writes: it must be catalogued."""
+        known = known_releases("docker-runtime")
+        if value not in known:
+            raise ValueError(f"Ascend Docker Runtime '{value}' is not in the release catalog "
+                             f"(components/releases/docker-runtime.yaml); write one of {', '.join(known)}")
+        return value

@@ -1,0 +1,70 @@
+"""Rollout order: canaries first, then waves of at most `maxParallel` nodes, each gated on the one before."""
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Callable, Sequence, TypeVar
+
+import pulumi
+# The SDK's dependency-only resource (a URN, no dependencies, never registered), the form it builds for
+# resource references. What the gate relies on (the same engine edge, a cycle check that stops at it) is
+# pinned by tests/test_rollout_gate.py, which fails loudly if an SDK release changes either.
+from pulumi.resource import DependencyResource
+
+from components.config.hosts import NodeSpec
+
+Item = TypeVar("Item")
+# Builds one wave's resources, each first step depending on `after`; returns the wave's gates (its last steps).
+WaveBuilder = Callable[[Sequence[Item], list[pulumi.Resource]], list[pulumi.Resource]]
+
+
+def _chunks(nodes: list[NodeSpec], size: int) -> list[tuple[NodeSpec, ...]]:
+    return [tuple(nodes[i:i + size]) for i in range(0, len(nodes), size)]
+
+
+def plan_waves(nodes: tuple[NodeSpec, ...], canaries: tuple[str, ...], max_parallel: int) -> list[tuple[NodeSpec, ...]]:
+    """Waves in order: the canaries, then nodes by their `wave` number, then the rest in config order.
+
+    Every wave holds at most `max_parallel` nodes; a group larger than that is split in config order.
+    """
+    canary_nodes = [n for n in nodes if n.name in canaries]
+    others = [n for n in nodes if n.name not in canaries]
+    numbered = sorted((n for n in others if n.wave is not None), key=lambda n: n.wave)
+    unnumbered = [n for n in others if n.wave is None]
+    waves = _chunks(canary_nodes, max_parallel)
+    for _, group in groupby(numbered, key=lambda n: n.wave):
+        waves += _chunks(list(group), max_parallel)
+    waves += _chunks(unnumbered, max_parallel)
+    return waves
+
+
+async def registered_urns(gates: Sequence[pulumi.Resource]) -> list[str]:
+    """The URNs the engine gave the gates; a URN is known in preview too, so an unknown one is a hard error."""
+    urns = [await gate.urn.future() for gate in gates]
+    missing = [gate.pulumi_resource_name for gate, urn in zip(gates, urns) if not urn]
+    if missing:
+        raise RuntimeError(f"the engine returned no URN for {', '.join(missing)}; the next wave cannot be gated on it")
+    return urns
+
+
+def gate_waves(waves: Sequence[Sequence[Item]], build_wave: WaveBuilder) -> pulumi.Output[None]:
+    """Build wave 0 now and wave k+1 once wave k's gates are registered; resolves when the last wave is built.
+
+    Wave k+1's first steps depend on `DependencyResource(urn)` of each gate of wave k: the engine records
+    the same edge as with the gate itself, but the SDK's cycle check (run on every edge) stops at that
+    stand-in, which carries no dependencies of its own, instead of walking every earlier wave again
+    (quadratic time, and a RecursionError past a few hundred waves). Building a wave only once the
+    previous one is registered sends each RegisterResource when the SDK would have sent it anyway (it
+    waits for every dependency's URN), and keeps the outputs of later waves from sitting in the SDK's
+    wait loop, which hands every pending output to `asyncio.wait` on each wakeup.
+    """
+    if not waves:
+        return pulumi.Output.from_input(None)
+    gates = build_wave(waves[0], [])
+
+    async def later_waves() -> None:
+        nonlocal gates
+        for wave in waves[1:]:
+            urns = await registered_urns(gates)
+            gates = build_wave(wave, [DependencyResource(urn) for urn in urns])
+
+    return pulumi.Output.from_input(later_waves())

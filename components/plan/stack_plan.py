@@ -1,0 +1,119 @@
+"""One stack's offline plan: the program under mocks, judged by the policy pack, written to build/<stack>/."""
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from components.config import SpecError
+from components.config.config_source import spec_from_values
+from components.plan.extra_resources import ExtraResourcesError, extra_resources
+from components.plan.stack_files import StackConfig, StackFileError, read_stack_config
+
+ROOT = Path(__file__).resolve().parents[2]
+EXIT_OK, EXIT_POLICY, EXIT_CONFIG = 0, 1, 2
+MAX_SHOWN = 40  # problems printed; the rest are counted
+WANTS_TEXT = ("write text", "should be '", "not valid here")  # problems of a field that takes text
+
+
+def judge(resources, pack_dir: Path, policy_config: dict | None = None) -> dict:
+    """Every resource through Analyze, then the whole stack through AnalyzeStack."""
+    from components.plan.analyzer import PolicyPackProcess
+    providers = {r.urn: r for r in resources if r.type.startswith("pulumi:providers:")}
+    with PolicyPackProcess(pack_dir) as pack:
+        info = pack.info()
+        pack.configure(policy_config or {})
+        diagnostics = [d for r in resources for d in pack.analyze(r, providers)]
+        diagnostics += pack.analyze_stack(resources, providers)
+    return {"pack": info.name, "policies": sorted(p.name for p in info.policies),
+            "violations": [d.as_dict() for d in diagnostics]}
+
+
+def summary(stack: str, resources, report: dict, waves: list[list[str]]) -> str:
+    lines = [f"stack {stack}: {len(resources)} resources"]
+    for kind, count in sorted(Counter(r.type for r in resources).items()):
+        lines.append(f"  {count:5d}  {kind}")
+    lines.append(f"rollout: {sum(len(w) for w in waves)} nodes in {len(waves)} waves")
+    for i, wave in enumerate(waves):
+        shown = ", ".join(wave[:6]) + (f" ... (+{len(wave) - 6})" if len(wave) > 6 else "")
+        lines.append(f"  wave {i}{' (canary)' if i == 0 else ''}: {shown}")
+    mandatory = [v for v in report["violations"] if v["enforcementLevel"] == "mandatory"]
+    lines.append(f"policy pack {report['pack']}: {len(report['policies'])} policies, "
+                 f"{len(mandatory)} mandatory and {len(report['violations']) - len(mandatory)} other violations")
+    for v in report["violations"]:
+        message = v['message'].splitlines()[-1]
+        lines.append(f"  [{v['enforcementLevel']}] {v['policy']}: {message} ({v['urn'].rsplit('::', 1)[-1]})")
+    return "\n".join(lines)
+
+
+def run_stack(config: StackConfig) -> list:
+    """The real program under mocks with one stack's config; every registered resource."""
+    from components.plan.recorder import run_program
+    return run_program(ROOT / "__main__.py", config.project, config.stack, config.values, config.secret_keys)
+
+
+def stack_chart_values(config: StackConfig) -> dict:
+    """The Helm values of a stack: what the program builds its cluster objects from (no secret in them)."""
+    from components.cluster.chart_values import chart_values
+    return {**chart_values(spec_from_values(config.values, config.secret_keys)), "managedBy": "Helm"}
+
+
+def config_problems(exc: SpecError, config: StackConfig, limit: int = MAX_SHOWN) -> str:
+    """The problems of a refused config, one line each, at most `limit`; a number the file wrote unquoted where
+    text belongs gets a hint to quote it."""
+    lines = []
+    for problem in exc.problems[:limit]:
+        text = config.numbers.get(f"{config.project}:{problem.field}")
+        hint = f" (the file says {text} unquoted, which YAML reads as a number: to mean text, quote it: '{text}')" \
+            if text is not None and any(k in problem.message for k in WANTS_TEXT) else ""
+        lines.append(f"  - {problem}{hint}")
+    if len(exc.problems) > limit:
+        lines.append(f"  ... and {len(exc.problems) - limit} more; fix these first")
+    return f"the stack config has {len(exc.problems)} problem(s); nothing was changed:\n" + "\n".join(lines)
+
+
+def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool = False,
+         pack_dir: Path | None = None, pack_config: dict | None = None, extra: Path | None = None) -> int:
+    try:
+        config = read_stack_config(ROOT, stack, stack_file)
+    except StackFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    try:
+        spec_from_values(config.values, config.secret_keys)  # the program's own first step, without the engine
+        added = extra_resources(extra, config) if extra else []
+        resources = run_stack(config) + added
+    except SpecError as exc:
+        print(f"error: {config_problems(exc, config)}", file=sys.stderr)
+        return EXIT_CONFIG
+    except ExtraResourcesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    import yaml
+    from components.plan.analyzer import PolicyPackError
+    from components.plan.graph import mermaid
+    try:
+        report = judge(resources, pack_dir or ROOT / "policies", pack_config)
+    except PolicyPackError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_POLICY
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "resources.json").write_text(json.dumps([r.public() for r in resources], indent=1, sort_keys=True))
+    (out_dir / "policy-report.json").write_text(json.dumps(report, indent=1, sort_keys=True))
+    (out_dir / "graph.mmd").write_text(mermaid(resources))
+    (out_dir / "chart-values.yaml").write_text(
+        f"# Helm values of stack {stack}: helm install ascend-npu charts/ascend-npu -n kube-system -f <this file>\n"
+        + yaml.safe_dump(stack_chart_values(config), sort_keys=False))
+    stack_resource = next(r for r in resources if r.type == "pulumi:pulumi:Stack")
+    waves = stack_resource.outputs.get("waves", [])
+    if not quiet:
+        print(summary(stack, resources, report, waves))
+        print(f"wrote {out_dir.relative_to(ROOT) if out_dir.is_relative_to(ROOT) else out_dir}/"
+              "{resources.json,policy-report.json,graph.mmd,chart-values.yaml}")
+    failed = [v for v in report["violations"] if v["enforcementLevel"] == "mandatory"]
+    if failed:
+        print(f"error: mandatory policies violated: {', '.join(sorted({v['policy'] for v in failed}))}",
+              file=sys.stderr)
+        return EXIT_POLICY
+    return EXIT_OK

@@ -1,0 +1,1 @@
+"""Test support that tools may import: a fake Ascend node over SSH and the host fault scenarios."""

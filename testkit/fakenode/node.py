@@ -1,0 +1,220 @@
+"""A fake Ascend node: Debian's OpenSSH sshd on loopback; every login sees a sandbox root and stand-in tools."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from components.host import HostStep, host_steps, node_packages
+from components.config import StackSpec, parse_stack
+from components.config.packages import Source
+from testkit.fakenode import ascend_files
+from testkit.fakenode.packages import NEW, PackageSet, stack_config
+from testkit.fakenode.sandbox import KNOBS, LOGS
+
+HERE = Path(__file__).resolve().parent
+SSHD = "/usr/sbin/sshd"
+STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "cri-dockerd", "npu-smi", "df")
+DEFAULT_KNOBS = {"arch": "aarch64", "kernel": "5.10.0-182.0.0.95.oe2203sp3.aarch64"}
+STAGING = "var/cache/ascend-npu/packages"
+NODE_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
+
+
+def missing_requirements() -> str | None:
+    """Why a fake node cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "the fake node runs sshd and logs in as root: run the host tests as root (CI does)"
+    for tool in (SSHD, "ssh", "ssh-keygen", "containerd"):
+        if shutil.which(tool) is None:
+            return f"{tool} not found: apt-get install -y openssh-server openssh-client containerd"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def step_report(stdout: str) -> dict:
+    """The JSON object a step prints as its last line of stdout."""
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+class FakeNode:
+    """One node: `with FakeNode(workdir, packages) as node: node.run_step(node.spec(), "install")`."""
+
+    def __init__(self, workdir: Path, packages: PackageSet):
+        self.workdir, self.packages = Path(workdir), packages
+        self.root, self.bin, self.ssh_dir = self.workdir / "root", self.workdir / "bin", self.workdir / "ssh"
+        self.port = 0
+        self.host_key = ""
+        self._sshd: subprocess.Popen | None = None
+
+    def __enter__(self) -> FakeNode:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self._make_sandbox()
+        self._make_bin()
+        self._make_keys()
+        self._start_sshd()
+
+    def stop(self) -> None:
+        if self._sshd is not None and self._sshd.poll() is None:
+            self._sshd.terminate()
+            self._sshd.wait(timeout=10)
+
+    def _make_sandbox(self) -> None:
+        for directory in (STAGING, KNOBS, LOGS, "etc", "home", "tmp", "proc/sys/kernel/random",
+                          f"lib/modules/{DEFAULT_KNOBS['kernel']}/build"):
+            (self.root / directory).mkdir(parents=True, exist_ok=True)
+        (self.root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/bash\n"
+                                              "HwHiAiUser:x:1000:1000::/home/HwHiAiUser:/bin/bash\n")
+        (self.root / "etc/group").write_text("root:x:0:\nHwHiAiUser:x:1000:\n")
+        (self.root / "proc/sys/kernel/random/boot_id").write_text(str(uuid.uuid4()) + "\n")
+        for name, value in DEFAULT_KNOBS.items():
+            self.knob(name, value)
+
+    def _make_bin(self) -> None:
+        """One wrapper per stand-in; containerd is Debian's real binary unless a test asks for 2.x."""
+        self.bin.mkdir(parents=True, exist_ok=True)
+        python = sys.executable
+        wrappers = {tool: f'exec {python} {HERE}/standins.py {tool} "$@"' for tool in STANDINS}
+        wrappers["fake-ascend-installer"] = f'exec {python} {HERE}/installer.py "$@"'
+        # The node's own python3 runs the scripts' Python parts, with the disk-fault knobs of faults/sitecustomize.py.
+        wrappers["python3"] = f'PYTHONPATH={HERE}/faults exec {NODE_PYTHON} "$@"'
+        wrappers["containerd"] = (f'if [ "$(cat "$ASCEND_ROOT/{KNOBS}/containerd-major" 2>/dev/null)" = 2 ]; then\n'
+                                  f'  exec {python} {HERE}/containerd2.py "$@"\nfi\n'
+                                  f'exec {shutil.which("containerd")} "$@"')
+        for name, body in wrappers.items():
+            path = self.bin / name
+            path.write_text(f"#!/bin/sh\n{body}\n")
+            path.chmod(0o755)
+
+    def _make_keys(self) -> None:
+        self.ssh_dir.mkdir(parents=True, exist_ok=True)
+        for name in ("host_key", "client_key"):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.ssh_dir / name)],
+                           check=True)
+        shutil.copy(self.ssh_dir / "client_key.pub", self.ssh_dir / "authorized_keys")
+        self.host_key = " ".join((self.ssh_dir / "host_key.pub").read_text().split()[:2])
+
+    def _start_sshd(self) -> None:
+        self.port = _free_port()
+        config = self.ssh_dir / "sshd_config"
+        # SetEnv configures the node, not the command: the tests send exactly what host_steps() returns.
+        # HOME points into the sandbox so bash does not source the tester's own ~/.bashrc (Debian's bash does that
+        # for commands sshd starts), which would put other tools ahead of the stand-ins on PATH.
+        config.write_text(f"""Port {self.port}
+ListenAddress 127.0.0.1
+HostKey {self.ssh_dir / 'host_key'}
+AuthorizedKeysFile {self.ssh_dir / 'authorized_keys'}
+PidFile none
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+SetEnv ASCEND_ROOT={self.root} PATH={self.bin}:/usr/bin:/bin HOME={self.root / 'home'}
+""")
+        (self.ssh_dir / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {self.host_key}\n")
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
+        log = (self.workdir / "sshd.log").open("w")
+        self._sshd = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=log)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self._sshd.poll() is not None:
+                raise RuntimeError(f"sshd exited: {(self.workdir / 'sshd.log').read_text()}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("sshd did not start listening within 10 s")
+
+    def _ssh(self, command: str) -> list[str]:
+        return ["ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+                "-o", f"UserKnownHostsFile={self.ssh_dir / 'known_hosts'}", "-o", "GlobalKnownHostsFile=/dev/null",
+                "-o", "IdentitiesOnly=yes", "-o", "LogLevel=ERROR", "-i", str(self.ssh_dir / "client_key"),
+                "-p", str(self.port), "root@127.0.0.1", command]
+
+    def run(self, command: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess:
+        """COMMAND over SSH with the host key pinned, as pulumi-command runs it."""
+        return subprocess.run(self._ssh(command), input=stdin, capture_output=True, text=True, timeout=timeout)
+
+    def start_step(self, spec: StackSpec, step: str = "install") -> subprocess.Popen:
+        """run_step without waiting: the SSH client process, its stdin already sent and closed."""
+        if step == "install" and spec.packages.source is Source.UPLOAD:
+            self.upload(spec)
+        chosen = self.steps(spec)[step]
+        client = subprocess.Popen(self._ssh(chosen.create), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        client.stdin.write(chosen.stdin)
+        client.stdin.close()
+        return client
+
+    def spec(self, versions: dict[str, str] = NEW, **options) -> StackSpec:
+        """A parsed stack whose one node is this fake node (options: see packages.stack_config)."""
+        return parse_stack(stack_config(self.packages, self.host_key, versions, **options))
+
+    def steps(self, spec: StackSpec) -> dict[str, HostStep]:
+        return host_steps(spec, spec.nodes[0])
+
+    def upload(self, spec: StackSpec) -> None:
+        """What the component's upload does: the node's package files into the staging directory."""
+        for pkg in node_packages(spec, spec.nodes[0]):
+            shutil.copy(self.packages.directory / pkg.file, self.root / STAGING / pkg.file)
+
+    def run_step(self, spec: StackSpec, step: str = "install") -> subprocess.CompletedProcess:
+        """Upload (for an upload stack's install), then run the step exactly as host_steps() gives it."""
+        if step == "install" and spec.packages.source is Source.UPLOAD:
+            self.upload(spec)
+        chosen = self.steps(spec)[step]
+        return self.run(chosen.create, chosen.stdin)
+
+    def knob(self, name: str, value: str | None = None) -> None:
+        """Set a stand-in's knob, or remove it with None."""
+        path = self.root / KNOBS / name
+        if value is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.write_text(value)
+
+    def path(self, host_path: str) -> Path:
+        """Where a host path lives in the sandbox."""
+        return self.root / host_path.lstrip("/")
+
+    def preinstall(self, versions: dict[str, str], scene: str = "containerd") -> None:
+        ascend_files.preinstall(self.root, DEFAULT_KNOBS["arch"], versions, scene)
+
+    def reboot(self) -> None:
+        """The node comes back from a reboot: a new boot id."""
+        (self.root / "proc/sys/kernel/random/boot_id").write_text(str(uuid.uuid4()) + "\n")
+
+    def installer_calls(self) -> list[dict]:
+        """Every installer run so far: file, kind, args, exit."""
+        log = self.root / LOGS / "installers.jsonl"
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+    def installers_run(self) -> list[tuple[str, str]]:
+        """Installer runs so far as (kind, "flags"), in order."""
+        return [(call["kind"], " ".join(call["args"])) for call in self.installer_calls()]
+
+    def systemctl_calls(self) -> list[str]:
+        log = self.root / LOGS / "systemctl.log"
+        return log.read_text().splitlines() if log.exists() else []
+
+    def clear_logs(self) -> None:
+        for log in (self.root / LOGS).iterdir():
+            log.unlink()

@@ -1,0 +1,83 @@
+"""Fake `.run` packages named the way Huawei names them, and stack configs that install them on the fake node."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from components.config.packages import Kind, parse_file_name, versions_match
+
+OLD = {"firmware": "7.1.0.6.220", "driver": "24.1.rc1", "cann": "8.0.RC2", "dockerRuntime": "6.0.RC3"}
+NEW = {"firmware": "7.3.0.1.231", "driver": "24.1.rc2", "cann": "8.0.RC3", "dockerRuntime": "6.0.0"}
+# (kind, chip, arch, file): two documented stacks for 910B on aarch64 (ASCEND-FACTS sections 2 and 4).
+FILES = (
+    ("driver", "910B", "aarch64", "Ascend-hdk-910b-npu-driver_24.1.rc1_linux-aarch64.run"),
+    ("driver", "910B", "aarch64", "Ascend-hdk-910b-npu-driver_24.1.rc2_linux-aarch64.run"),
+    ("firmware", "910B", None, "Ascend-hdk-910b-npu-firmware_7.1.0.6.220.run"),
+    ("firmware", "910B", None, "Ascend-hdk-910b-npu-firmware_7.3.0.1.231.run"),
+    ("toolkit", None, "aarch64", "Ascend-cann-toolkit_8.0.RC2_linux-aarch64.run"),
+    ("toolkit", None, "aarch64", "Ascend-cann-toolkit_8.0.RC3_linux-aarch64.run"),
+    ("kernels", "910B", "aarch64", "Ascend-cann-kernels-910b_8.0.RC2_linux.run"),
+    ("kernels", "910B", "aarch64", "Ascend-cann-kernels-910b_8.0.RC3_linux-aarch64.run"),
+    ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_6.0.RC3_linux-aarch64.run"),
+    ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_6.0.0_linux-aarch64.run"),
+    ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_26.1.0_linux-aarch64.run"),
+)
+VERSION_KEY = {"driver": "driver", "firmware": "firmware", "toolkit": "cann", "kernels": "cann",
+               "dockerRuntime": "dockerRuntime"}
+
+
+@dataclass(frozen=True)
+class PackageSet:
+    """The built files and their real SHA-256 sums."""
+
+    directory: Path
+    sha256: dict[str, str]
+
+    def files_for(self, versions: dict[str, str]) -> list[dict]:
+        """packages.files entries for the files of these versions."""
+        entries = []
+        for kind, chip, arch, file in FILES:
+            found = parse_file_name(Kind(kind), file)
+            if versions_match(versions[VERSION_KEY[kind]], found["version"]):
+                entry = {"kind": kind, "file": file, "sha256": self.sha256[file]}
+                entry.update({k: v for k, v in (("chip", chip), ("arch", arch)) if v})
+                entries.append(entry)
+        return entries
+
+
+def run_file_text(kind: str, file: str, arch: str | None) -> str:
+    version = parse_file_name(Kind(kind), file)["version"]
+    return ("#!/bin/bash\n"
+            f"# Test stand-in named like the Huawei package {file}; not a Huawei package.\n"
+            "# The fake node's fake-ascend-installer (testkit/fakenode/installer.py) does the work.\n"
+            f'exec fake-ascend-installer "{file}" {kind} {version} {arch or "any"} "$@"\n')
+
+
+def build_packages(directory: Path) -> PackageSet:
+    """Write every fake package into DIRECTORY."""
+    directory.mkdir(parents=True, exist_ok=True)
+    sums = {}
+    for kind, _, arch, file in FILES:
+        data = run_file_text(kind, file, arch).encode()
+        (directory / file).write_bytes(data)
+        sums[file] = hashlib.sha256(data).hexdigest()
+    return PackageSet(directory, sums)
+
+
+def stack_config(packages: PackageSet, host_key: str, versions: dict[str, str] = NEW, *, runtime: str = "containerd",
+                 default_runtime: bool = False, source: str = "upload", mirror_url: str | None = None,
+                 allow_reboot: bool = False, uninstall: bool = False, npu_count: int = 8, user: str = "root",
+                 rollout: dict | None = None) -> dict:
+    """A raw stack config (keys without `ascend-npu:`) with one 910B aarch64 node: the fake node."""
+    package_source = {"source": source, "files": packages.files_for(versions)}
+    package_source.update({"directory": str(packages.directory)} if source == "upload" else {"mirrorUrl": mirror_url})
+    return {
+        "cluster": {"name": "fake", "containerRuntime": runtime, "ascendDefaultRuntime": default_runtime},
+        "ssh": {"user": user, "useAgent": True},
+        "nodes": [{"name": "fake-npu-01", "address": "127.0.0.1", "hostKey": host_key, "chip": "910B",
+                   "arch": "aarch64", "npuCount": npu_count}],
+        "versions": dict(versions),
+        "packages": package_source,
+        "rollout": {"allowReboot": allow_reboot, "uninstallOnDestroy": uninstall, **(rollout or {})},
+    }
