@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from components.cluster.chart_values import chart_values
+from components.cluster.values_contract import chart_values
 from components.plan.recorder import SECRET_SIG, SIG_KEY, mask
 from components.plan.stack_files import read_stack_config
 from components.host.rollout import plan_waves

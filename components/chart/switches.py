@@ -10,6 +10,7 @@ from typing import Any, Iterator
 from components.chart.placeholder_values import ChartSink, Tokens, ValuesPlaceholder
 from components.cluster.all_objects import cluster_objects
 from components.cluster.common.template_functions import building_for
+from components.cluster.values_schema import CHART_SWITCH
 
 Identity = tuple[str, str, str, str]  # apiVersion, kind, namespace, name (tokens included)
 
@@ -39,13 +40,9 @@ class TemplateObject:
     tree: dict[str, Any]
 
 
-# A string value marked with this `$comment` is a choice: the chart renders each of its members its own way.
-CHOICE = "chart switch:"
-
-
 def is_choice(schema: dict[str, Any]) -> bool:
     """A string of enumerated members that decides structure (a release whose flags differ)."""
-    return schema.get("type") == "string" and "enum" in schema and schema.get("$comment", "").startswith(CHOICE)
+    return schema.get("type") == "string" and "enum" in schema and schema.get("$comment", "").startswith(CHART_SWITCH)
 
 
 def switches_of(schema: dict[str, Any], path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:

@@ -7,7 +7,7 @@ from typing import Any, Iterator
 
 import yaml
 
-from components.chart.contract import SECTIONS
+from components.cluster.values_contract import SECTIONS
 
 PARAM = re.compile(r"^\s*## @param (\S+) (.*)$")
 SECTION = re.compile(r"^\s*## @section (.*)$")

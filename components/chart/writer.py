@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from components.chart.contract import default_values, values_schema
+from components.cluster.values_contract import default_values, values_schema
 from components.chart.text_files import chart_yaml, helmignore, notes_txt, readme
 from components.chart.helpers_tpl import CHART_NAME, helpers_tpl
 from components.chart.object_template import ManifestWriter

@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 from components.cluster.common.node_labels import CHIP, CONTAINER_RUNTIME, node_labels, node_taints
 from components.cluster.all_objects import cluster_objects
 from components.cluster.pulumi_resources import register
-from components.cluster.chart_values import chart_values
+from components.cluster.values_contract import chart_values
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
 

@@ -55,8 +55,8 @@ def run_stack(config: StackConfig) -> list:
 
 def stack_chart_values(config: StackConfig) -> dict:
     """The Helm values of a stack: what the program builds its cluster objects from (no secret in them)."""
-    from components.cluster.chart_values import chart_values
-    return {**chart_values(spec_from_values(config.values, config.secret_keys)), "managedBy": "Helm"}
+    from components.cluster.values_contract import chart_values
+    return chart_values(spec_from_values(config.values, config.secret_keys), managed_by="Helm")
 
 
 def config_problems(exc: SpecError, config: StackConfig, limit: int = MAX_SHOWN) -> str:

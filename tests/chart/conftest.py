@@ -6,9 +6,8 @@ from typing import Any
 import helm_python
 import pytest
 
-from components.chart.contract import default_values
+from components.cluster.values_contract import chart_values, default_values
 from components.chart.writer import CHART_DIR
-from components.cluster.chart_values import chart_values
 
 from ..cluster.stacks import VARIANTS, spec_of
 

@@ -7,7 +7,7 @@ from typing import Any
 import helm_python
 import yaml
 
-from components.chart.contract import values_schema
+from components.cluster.values_contract import values_schema
 
 RELEASE, RELEASE_NAMESPACE = "ascend-npu", "kube-system"
 HELM_ONLY_LABEL = "helm.sh/chart"

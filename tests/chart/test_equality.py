@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.chart.contract import default_values
+from components.cluster.values_contract import default_values
 from components.chart.helpers_tpl import PYYAML_QUOTED
 from components.cluster.all_objects import cluster_objects
 from components.plan.stack_plan import stack_chart_values

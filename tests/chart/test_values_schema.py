@@ -7,7 +7,7 @@ import helm_python
 import jsonschema
 import pytest
 
-from components.chart.contract import default_values, values_schema
+from components.cluster.values_contract import default_values, values_schema
 from components.chart.writer import CHART_DIR
 
 from .rendering import RELEASE, as_values_file

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from components.cluster.all_objects import cluster_objects
-from components.cluster.chart_values import chart_values
+from components.cluster.values_contract import chart_values
 from components.config import StackSpec
 
 from .stacks import VARIANTS, spec_of

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from components.cluster.monitoring.alerts import RULES_KEY, rule_groups, rules_file
-from components.cluster.chart_values import chart_values
+from components.cluster.values_contract import chart_values
 
 from .stacks import one
 

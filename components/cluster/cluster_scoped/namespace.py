@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.cluster.common.metadata import metadata
-from components.cluster.chart_values import chart_values
+from components.cluster.values_contract import chart_values
 from components.config import StackSpec
 
 
