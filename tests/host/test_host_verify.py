@@ -5,11 +5,12 @@ from pathlib import Path
 
 import pytest
 
+import testkit.fakenode
 from testkit.fakenode.node import step_report
 from testkit.fakenode.packages import NEW, OLD
 from tests.host.python_parts import part
 
-FIXTURES = Path(__file__).parent / "fakenode" / "npu_smi"
+FIXTURES = Path(testkit.fakenode.__file__).parent / "npu_smi"
 # fixture: (chip count, first chip, last chip) as verify must report them
 EXPECTED = {
     "910b": (8, {"npu": 0, "chip": 0, "name": "910B2", "health": "OK", "busId": "0000:C1:00.0"},
