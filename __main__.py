@@ -1,8 +1,8 @@
 """ascend-npu: read the stack spec, build the platform, export what operators look at."""
 import pulumi
 
-from components.platform import AscendNpuPlatform, AscendNpuPlatformArgs
 from components.config.config_source import load_stack_spec
+from components.platform import AscendNpuPlatform, AscendNpuPlatformArgs
 
 spec = load_stack_spec()
 platform = AscendNpuPlatform(spec.cluster.name, AscendNpuPlatformArgs(spec=spec))

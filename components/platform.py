@@ -8,8 +8,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.cluster.component import AscendCluster, AscendClusterArgs
-from components.host.layer import build_hosts
 from components.config import StackSpec
+from components.host.layer import build_hosts
 
 
 @dataclass(frozen=True)

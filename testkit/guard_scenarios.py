@@ -5,9 +5,9 @@ import json
 import subprocess
 import tomllib
 
-from testkit.fault_scenarios import USER_DAEMON_JSON, Outcome, daemon_json, line_with, with_runtime
 from testkit.fakenode.loss import daemon_json_lost, text_lost
 from testkit.fakenode.packages import NEW
+from testkit.fault_scenarios import USER_DAEMON_JSON, Outcome, daemon_json, line_with, with_runtime
 
 CRI = 'plugins."io.containerd.grpc.v1.cri"'
 USER_TOML_1X = f"""version = 2

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.plan.stack_plan import run_stack as run_stack_config
 from components.plan.stack_files import read_stack_config
+from components.plan.stack_plan import run_stack as run_stack_config
 from tests.stacks import ROOT
 
 

@@ -19,9 +19,9 @@ import pulumi
 import pytest
 import yaml
 
-from components.plan.stack_plan import EXIT_CONFIG, EXIT_OK, plan
 from components.config import SpecError
 from components.config.redact import KEY_MATERIAL
+from components.plan.stack_plan import EXIT_CONFIG, EXIT_OK, plan
 from tests.conftest import run_stack_file
 from tests.stacks import ROOT, load_stack, patched, write_stack
 

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from components.plan.stack_files import StackFileError, read_stack_config
 from components.config import CONFIG_KEYS, SpecError, parse_stack
 from components.config.config_source import spec_from_values
+from components.plan.stack_files import StackFileError, read_stack_config
 from tests.conftest import run_stack_file
 from tests.stacks import ROOT, load_stack
 

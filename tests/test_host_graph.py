@@ -6,11 +6,11 @@ from collections import Counter
 import pytest
 
 from components.cluster.values_contract import chart_values
-from components.plan.recorder import SECRET_SIG, SIG_KEY, mask
-from components.plan.stack_files import read_stack_config
-from components.host.rollout import plan_waves
 from components.config.config_source import spec_from_values
 from components.config.packages import Source
+from components.host.rollout import plan_waves
+from components.plan.recorder import SECRET_SIG, SIG_KEY, mask
+from components.plan.stack_files import read_stack_config
 
 from tests.stacks import ROOT, load_stack, patched, write_stack
 

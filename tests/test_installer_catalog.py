@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components.config import parse_stack
+from components.config.compatibility import load_matrix
+from components.config.problems import SpecError
 from components.host.commands import SCRIPTS, runtime_record_version
 from components.releases.catalog import component_releases, known_releases
-from components.config import parse_stack
-from components.config.problems import SpecError
-from components.config.compatibility import load_matrix
 from testkit.fakenode.packages import NEW, build_packages, stack_config
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from components.cluster.all_objects import cluster_objects
-from components.plan.stack_plan import EXIT_OK, EXIT_POLICY, plan
 from components.plan.recorder import MASK, SECRET_SIG, SIG_KEY, mask
+from components.plan.stack_plan import EXIT_OK, EXIT_POLICY, plan
 from tests.stacks import ROOT
 
 OUTPUTS = ("resources.json", "policy-report.json", "graph.mmd")

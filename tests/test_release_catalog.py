@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from components.releases.catalog import UnknownRelease, component_releases, known_releases, release_entry
 from components.config.cluster import Exporter
+from components.releases.catalog import UnknownRelease, component_releases, known_releases, release_entry
 from tests import mind_cluster_source as source
 
 COMPONENTS = {"device-plugin": "component/ascend-device-plugin/",

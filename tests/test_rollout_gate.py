@@ -9,8 +9,8 @@ import pulumi
 import pytest
 from pulumi.runtime import resource_cycle_breaker
 
-from components.plan.recorder import run_program
 from components.host.rollout import registered_urns
+from components.plan.recorder import run_program
 
 PROGRAM = Path(__file__).with_name("rollout_program.py")
 

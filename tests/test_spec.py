@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from components.plan.stack_files import read_stack_config
-from components.host.rollout import plan_waves
-from components.config.config_source import spec_from_values
-from components.config.compatibility import load_matrix
 from components.config.cluster import label_key_problem, label_value_problem
+from components.config.compatibility import load_matrix
+from components.config.config_source import spec_from_values
 from components.config.hosts import NodeSpec, address
-from components.config.redact import preview
 from components.config.packages import Kind, parse_file_name, versions_match
+from components.config.redact import preview
+from components.host.rollout import plan_waves
+from components.plan.stack_files import read_stack_config
 from tests.stacks import ROOT
 
 

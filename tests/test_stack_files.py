@@ -6,8 +6,8 @@ import json
 import pytest
 
 from components.plan.cli_yaml import YamlError, load
-from components.plan.yaml_scalars import resolve_plain
 from components.plan.stack_files import SECRET_PLACEHOLDER, StackFileError, config_key, read_stack_config
+from components.plan.yaml_scalars import resolve_plain
 from tests.stacks import ROOT
 
 

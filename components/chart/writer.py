@@ -4,13 +4,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from components.cluster.values_contract import default_values, values_schema
-from components.chart.text_files import chart_yaml, helmignore, notes_txt, readme
 from components.chart.helpers_tpl import CHART_NAME, helpers_tpl
 from components.chart.object_template import ManifestWriter
 from components.chart.placeholder_values import STRING_TOKEN
-from components.chart.values_yaml import values_yaml
 from components.chart.switches import Explorer, TemplateObject
+from components.chart.text_files import chart_yaml, helmignore, notes_txt, readme
+from components.chart.values_yaml import values_yaml
+from components.cluster.values_contract import default_values, values_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART_DIR = ROOT / "charts" / CHART_NAME

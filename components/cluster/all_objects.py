@@ -3,15 +3,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.cluster.monitoring.alerts import build_prometheus_rule, build_rules_config_map
+from components.cluster.cluster_scoped.namespace import build_namespace
+from components.cluster.cluster_scoped.scheduling import build_priority_class, build_runtime_class
 from components.cluster.dashboard_access.rbac import build_dashboard_access
 from components.cluster.device_plugin.daemonsets import build_device_plugin_daemonsets
+from components.cluster.device_plugin.rbac import build_device_plugin_rbac, build_device_plugin_service_account
 from components.cluster.exporter.daemonsets import build_exporter_daemonsets, build_exporter_service_account
 from components.cluster.exporter.service import build_exporter_network_policy, build_exporter_service
+from components.cluster.monitoring.alerts import build_prometheus_rule, build_rules_config_map
 from components.cluster.monitoring.grafana_dashboard import build_dashboard_config_map
-from components.cluster.cluster_scoped.namespace import build_namespace
-from components.cluster.device_plugin.rbac import build_device_plugin_rbac, build_device_plugin_service_account
-from components.cluster.cluster_scoped.scheduling import build_priority_class, build_runtime_class
 from components.cluster.monitoring.scrape import build_pod_monitor, build_scrape_secret
 from components.cluster.validation.job import build_validation_job, build_validation_service_account
 

@@ -7,8 +7,8 @@ from typing import Any, Mapping, Optional, Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.cluster.common.node_labels import CHIP, CONTAINER_RUNTIME, node_labels, node_taints
 from components.cluster.all_objects import cluster_objects
+from components.cluster.common.node_labels import CHIP, CONTAINER_RUNTIME, node_labels, node_taints
 from components.cluster.pulumi_resources import register
 from components.cluster.values_contract import chart_values
 from components.config import StackSpec

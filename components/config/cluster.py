@@ -9,9 +9,9 @@ from pydantic import Field, field_validator, model_validator
 from components.config.base import CPU, DNS_LABEL, DNS_SUBDOMAIN, MEMORY, SpecModel
 from components.config.hosts import ContainerRuntime
 from components.config.images import Image
+from components.config.redact import preview, preview_key
 from components.config.releases import DEVICE_PLUGIN, EXPORTER, DevicePluginReleaseOverride, \
     ExporterReleaseOverride, pinned_release
-from components.config.redact import preview, preview_key
 
 MINDCLUSTER = "swr.cn-south-1.myhuaweicloud.com/ascendhub"
 # Namespaces Kubernetes itself owns: the agents' namespace gets Pod Security `privileged`, so never one of these.

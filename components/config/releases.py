@@ -5,9 +5,9 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator
 
-from components.releases.catalog import known_releases
 from components.config.base import SpecModel
 from components.config.images import Image
+from components.releases.catalog import known_releases
 
 DEVICE_PLUGIN = "device-plugin"
 EXPORTER = "npu-exporter"

@@ -7,9 +7,9 @@ from typing import Any, Collection
 
 from pydantic import TypeAdapter, ValidationError
 
+from components.config.checks import check_mirror_credentials, resolve_nodes, run_checks
 from components.config.cluster import (Cluster, DashboardAccess, DevicePlugin, Exporter, Monitoring, Rollout,
                                      Validation)
-from components.config.checks import check_mirror_credentials, resolve_nodes, run_checks
 from components.config.hosts import Node, NodeSpec, Pool, Ssh
 from components.config.packages import Packages
 from components.config.problems import NAMESPACE, Problem, SpecError, field_path, from_validation_error

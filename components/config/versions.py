@@ -6,9 +6,9 @@ from typing import Optional
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from components.releases.catalog import known_releases
 from components.config.base import SpecModel, require_pinned
 from components.config.redact import preview
+from components.releases.catalog import known_releases
 
 VERSION = re.compile(r"^[0-9]+(\.[0-9A-Za-z]+)+$")
 WHAT = {"firmware": "firmware", "driver": "driver", "cann": "CANN", "docker_runtime": "Ascend Docker Runtime"}

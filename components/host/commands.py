@@ -7,10 +7,10 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.releases.catalog import release_entry
 from components.config import StackSpec
 from components.config.hosts import ContainerRuntime, NodeSpec
 from components.config.packages import NEEDS_ARCH, NEEDS_CHIP, Kind, PackageFile, Source
+from components.releases.catalog import release_entry
 
 SCRIPTS = Path(__file__).parent / "scripts"
 DEFAULT_STAGING = "/var/cache/ascend-npu/packages"

@@ -9,10 +9,10 @@ from typing import Optional, Sequence
 import pulumi
 from pulumi_command import remote
 
-from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, with_mirror_credentials
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.config.packages import Source
+from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, with_mirror_credentials
 
 # /var/tmp exists on every host, so the upload always lands at /var/tmp/<directory name> (an existing remote
 # path gets the directory copied into it; a missing one would become the copy itself).

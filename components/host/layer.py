@@ -6,10 +6,10 @@ from typing import Callable, Sequence
 
 import pulumi
 
-from components.host.component import AscendHost, AscendHostArgs
-from components.host.rollout import gate_waves, plan_waves
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
+from components.host.component import AscendHost, AscendHostArgs
+from components.host.rollout import gate_waves, plan_waves
 
 
 @dataclass

@@ -9,8 +9,8 @@ from typing import Any, Mapping
 
 import yaml
 
-from model.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, image_patterns
 from model.kube_objects import mapping, sequence
+from model.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, image_patterns
 
 AGENTS_FILE = Path(__file__).resolve().parents[1] / "npu-agents.yaml"
 DEFAULT_NAMESPACES = ["ascend-system"]  # the stack model's default `cluster.namespace`

@@ -6,8 +6,8 @@ from typing import Any, Iterator
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs,
                            StackValidationPolicy)
 
-from model.npu_daemonsets import DEVICE_PLUGIN, config_properties, image_patterns, npu_role
 from model.kube_objects import annotations, describe, mapping, sequence
+from model.npu_daemonsets import DEVICE_PLUGIN, config_properties, image_patterns, npu_role
 from model.workloads import containers, pod_spec
 
 PREFIX = "huawei.com/"

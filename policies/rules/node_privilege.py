@@ -6,9 +6,9 @@ from typing import Any
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
+from model.kube_objects import describe, mapping, metadata, sequence
 from model.node_agents import DEFAULT_NAMESPACES, HOST_NAMESPACES, Agent, builtin_agents, capability, site_agents
 from model.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, config_properties
-from model.kube_objects import describe, mapping, metadata, sequence
 from model.workloads import containers, pod_labels, pod_spec
 
 # Pod Security Standards, baseline: the capabilities a container runtime grants by default. Adding one of

@@ -6,8 +6,8 @@ from typing import Any
 from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
                            ResourceValidationPolicy)
 
-from model.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, config_properties, image_patterns, npu_role
 from model.kube_objects import describe, mapping, sequence
+from model.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, config_properties, image_patterns, npu_role
 from model.workloads import containers, pod_spec
 
 # The taints NPU nodes carry, whoever set them (MindCluster, this project, an operator by hand).

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from model.host_step_resources import HOST_COMPONENT, host_versions
 from model.compatibility_matrix import load_matrix
+from model.host_step_resources import HOST_COMPONENT, host_versions
 from model.kube_objects import mapping
 
 MIN_REASON = 15

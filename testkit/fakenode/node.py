@@ -11,9 +11,9 @@ import time
 import uuid
 from pathlib import Path
 
-from components.host import HostStep, host_steps, node_packages
 from components.config import StackSpec, parse_stack
 from components.config.packages import Source
+from components.host import HostStep, host_steps, node_packages
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import NEW, PackageSet, stack_config
 from testkit.fakenode.sandbox import KNOBS, LOGS

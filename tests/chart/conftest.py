@@ -6,8 +6,8 @@ from typing import Any
 import helm_python
 import pytest
 
-from components.cluster.values_contract import chart_values, default_values
 from components.chart.writer import CHART_DIR
+from components.cluster.values_contract import chart_values, default_values
 
 from ..cluster.stacks import VARIANTS, spec_of
 

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 import yaml
 
-from components.cluster.values_contract import default_values
 from components.chart.helpers_tpl import PYYAML_QUOTED
 from components.cluster.all_objects import cluster_objects
-from components.plan.stack_plan import stack_chart_values
+from components.cluster.values_contract import default_values
 from components.plan.stack_files import read_stack_config
+from components.plan.stack_plan import stack_chart_values
 from tests.stacks import ROOT
 
 from ..cluster.stacks import VARIANTS

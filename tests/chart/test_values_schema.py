@@ -7,8 +7,8 @@ import helm_python
 import jsonschema
 import pytest
 
-from components.cluster.values_contract import default_values, values_schema
 from components.chart.writer import CHART_DIR
+from components.cluster.values_contract import default_values, values_schema
 
 from .rendering import RELEASE, as_values_file
 

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from components.cluster.component import _check_node
-from components.cluster.common.node_labels import node_labels
 from components.cluster.all_objects import cluster_objects
+from components.cluster.common.node_labels import node_labels
+from components.cluster.component import _check_node
 from components.cluster.values_contract import chart_values
-from components.plan.stack_plan import judge
 from components.plan.recorder import SECRET_SIG, SIG_KEY, Recorded, run_program
 from components.plan.stack_files import read_stack_config
+from components.plan.stack_plan import judge
 
 from .stacks import ROOT, spec_of, stack_raw
 

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from components.host import commands, host_steps, script_text
 from components.config import parse_stack
+from components.host import commands, host_steps, script_text
 from testkit.fakenode.packages import NEW, OLD, stack_config
 
 HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOiQ9hs+a1eANLk/CrC5WBLnQM/KP6qx/EIDhhUqiAFi"

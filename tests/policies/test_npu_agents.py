@@ -11,9 +11,9 @@ import pytest
 import yaml
 from google.protobuf import json_format
 
-from components.cluster.values_contract import chart_values, default_values
 from components.chart.writer import CHART_DIR
 from components.cluster.all_objects import cluster_objects
+from components.cluster.values_contract import chart_values, default_values
 from tests.cluster.stacks import VARIANTS, spec_of
 from tests.policies.test_rules import as_recorded
 from tests.stacks import ROOT

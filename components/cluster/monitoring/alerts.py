@@ -5,8 +5,8 @@ from typing import Any
 
 import yaml
 
-from components.cluster.exporter.daemonsets import APP
 from components.cluster.common.metadata import image_version, metadata
+from components.cluster.exporter.daemonsets import APP
 
 RULES_KEY = "ascend-npu-rules.yaml"
 

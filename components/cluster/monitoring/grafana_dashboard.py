@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components.cluster.exporter.daemonsets import APP
 from components.cluster.common.metadata import image_version, metadata
+from components.cluster.exporter.daemonsets import APP
 
 DASHBOARD_KEY = "ascend-npu.json"
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}

@@ -5,8 +5,8 @@ from typing import Any
 
 import yaml
 
-from components.cluster.exporter.daemonsets import APP, PORT_NAME
 from components.cluster.common.metadata import image_version, metadata
+from components.cluster.exporter.daemonsets import APP, PORT_NAME
 
 SCRAPE_KEY = "ascend-npu-scrape.yaml"
 # Target labels every exporter series carries: (discovered meta label, target label). The node labels

@@ -7,8 +7,8 @@ from typing import Any
 
 from components.cluster.common.metadata import image_reference, metadata
 from components.cluster.common.node_labels import resource_name
-from components.cluster.common.template_functions import template_function
 from components.cluster.common.pod_parts import requests_equal_limits, service_account, tolerations
+from components.cluster.common.template_functions import template_function
 
 APP = "ascend-npu-validation"
 VALIDATION_SA = "ascend-npu-validation"
