@@ -4,12 +4,9 @@ import gc
 import pulumi
 
 from components.config.config_source import load_stack_spec
-from components.platform import AscendNpuPlatform, AscendNpuPlatformArgs
+from components.platform import COLLECTOR_PACE, AscendNpuPlatform, AscendNpuPlatformArgs
 
-# The SDK keeps every resource's outputs alive until the program ends, so the heap only grows, and at the
-# collector's default pace a 1000-node stack spends about 4 s of CPU rescanning it (a dozen full collections);
-# young collections every 2,000 allocations and a full one at most every million bring that to about 1 s.
-gc.set_threshold(2_000, 10, 50)
+gc.set_threshold(*COLLECTOR_PACE)
 
 spec = load_stack_spec()
 platform = AscendNpuPlatform(spec.cluster.name, AscendNpuPlatformArgs(spec=spec))

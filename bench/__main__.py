@@ -15,7 +15,8 @@ def main() -> None:
     start = time.perf_counter()
     print("CPU seconds of one program run under the plan's mock engine (median of `runs` fresh processes; ratios: "
           "median of the ratios\nwithin a run), synthetic prod-shaped stacks; shaped floor: the same components, "
-          "parents, resource types and edges,\nwired by the same rollout code, with trivial inputs; bare floor: as "
+          "parents, resource types and edges,\nwired by the same rollout code, with trivial inputs; paced floor: the "
+          "shaped one at the program's collector pace,\nso what is left above it is inputs and code; bare floor: as "
           "many plain resources, no parent, no edge")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

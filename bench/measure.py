@@ -2,7 +2,8 @@
 
 Prints one JSON line: resources registered, CPU seconds of the run (every thread of this process, the
 mock engine's included) and wall seconds. Kinds: `program` (the real program), `shaped` (the shaped floor),
-`bare` (the bare floor), `policy` (the program, then the policy pack over gRPC).
+`paced` (the shaped floor at the program's collector pace), `bare` (the bare floor), `policy` (the program,
+then the policy pack over gRPC).
 """
 from __future__ import annotations
 
@@ -42,6 +43,14 @@ def shaped(nodes: int, max_parallel: int, cluster_objects: int) -> list:
                         "shaped:clusterObjects": str(cluster_objects)}, [])
 
 
+def paced(nodes: int, max_parallel: int, cluster_objects: int) -> list:
+    """The shaped floor with the collector paced as the program paces it: what is left is inputs and code."""
+    import gc
+    from components.platform import COLLECTOR_PACE
+    gc.set_threshold(*COLLECTOR_PACE)
+    return shaped(nodes, max_parallel, cluster_objects)
+
+
 def bare(count: int) -> list:
     return run_program(BENCH / "floor_program.py", "floor", "floor", {"floor:count": str(count)}, [])
 
@@ -75,6 +84,7 @@ def main(argv: list[str]) -> None:
     config = program_config(max_parallel, Path(extra)) if kind == "program" else None
     run = {"program": lambda: program(*config),
            "shaped": lambda: shaped(nodes, max_parallel, int(extra)),
+           "paced": lambda: paced(nodes, max_parallel, int(extra)),
            "bare": lambda: bare(int(extra))}[kind]
     try:
         resources, cpu, wall = _timed(run)

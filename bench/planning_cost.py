@@ -44,14 +44,16 @@ def size_figures(nodes: int, stack_file: Path) -> list[dict]:
                 return [{"nodes": nodes, "mp": max_parallel, "error": program["error"]}]
             count = program["resources"]
             shaped = measure("shaped", nodes, max_parallel, count - FIXED - PER_NODE * nodes)
+            paced = measure("paced", nodes, max_parallel, count - FIXED - PER_NODE * nodes)
             if shaped.get("resources") != count:
                 raise SystemExit(f"the shaped floor registered {shaped.get('resources')} resources, the program "
                                  f"{count}: {shaped.get('error', 'its shape no longer matches the program')}")
             bare = bare or measure("bare", nodes, max_parallel, count - 1)  # independent of maxParallel
-            runs[max_parallel].append({"program": program, "shaped": shaped, "bare": bare})
+            runs[max_parallel].append({"program": program, "shaped": shaped, "paced": paced, "bare": bare})
     return [{"nodes": nodes, "mp": mp, "repeats": len(rs),
-             **{kind: summary([r[kind] for r in rs]) for kind in ("program", "shaped", "bare")},
+             **{kind: summary([r[kind] for r in rs]) for kind in ("program", "shaped", "paced", "bare")},
              "to_shaped": statistics.median(r["program"]["cpu_s"] / r["shaped"]["cpu_s"] for r in rs),
+             "to_paced": statistics.median(r["program"]["cpu_s"] / r["paced"]["cpu_s"] for r in rs),
              "to_bare": statistics.median(r["program"]["cpu_s"] / r["bare"]["cpu_s"] for r in rs)}
             for mp, rs in runs.items()]
 
@@ -63,16 +65,16 @@ def figures(work: Path) -> list[dict]:
 def print_table(rows: list[dict]) -> None:
     base = {r["mp"]: r["program"]["resources"] for r in rows if r["nodes"] == SIZES[0] and "program" in r}
     print(f"{'nodes':>5} {'maxPar':>6} {'runs':>4} {'resources':>9} {'res/node':>8} {'program s':>9} "
-          f"{'shaped s':>8} {'bare s':>7} {'÷shaped':>7} {'÷bare':>6}  program min-max")
+          f"{'shaped s':>8} {'paced s':>7} {'bare s':>7} {'÷shaped':>7} {'÷paced':>6} {'÷bare':>6}  program min-max")
     for row in rows:
         if "error" in row:
             print(f"{row['nodes']:>5} {row['mp']:>6}  error: {row['error']}")
             continue
-        program, shaped, bare = row["program"], row["shaped"], row["bare"]
+        program, shaped, paced, bare = row["program"], row["shaped"], row["paced"], row["bare"]
         per_node = ((program["resources"] - base[row["mp"]]) / (row["nodes"] - SIZES[0])
                     if row["nodes"] != SIZES[0] else float("nan"))
         low, high = program["spread"]
         print(f"{row['nodes']:>5} {row['mp']:>6} {row['repeats']:>4} {program['resources']:>9} {per_node:>8.2f} "
-              f"{program['cpu_s']:>9.2f} {shaped['cpu_s']:>8.2f} {bare['cpu_s']:>7.2f} "
-              f"{row['to_shaped']:>7.2f} {row['to_bare']:>6.2f}  "
+              f"{program['cpu_s']:>9.2f} {shaped['cpu_s']:>8.2f} {paced['cpu_s']:>7.2f} {bare['cpu_s']:>7.2f} "
+              f"{row['to_shaped']:>7.2f} {row['to_paced']:>6.2f} {row['to_bare']:>6.2f}  "
               f"{low:.2f}-{high:.2f}")
