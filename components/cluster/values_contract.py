@@ -97,11 +97,10 @@ def release(component: str, what: str, pick: Callable[[Sources], str]) -> Value:
     return Value(release_choice(component, what, known_releases(component)), pick)
 
 
-VERSION_TEXT = (("firmware", "NPU firmware on the nodes, e.g. `7.3.0.1.231`."),
-                ("driver", "NPU driver on the nodes, e.g. `24.1.rc2`."),
-                ("cann", "CANN toolkit on the nodes, e.g. `8.0.RC3`."),
-                ("dockerRuntime", "Ascend Docker Runtime on the nodes, e.g. `6.0.RC3`."))
-VERSION_FIELDS = {"firmware": "firmware", "driver": "driver", "cann": "cann", "dockerRuntime": "docker_runtime"}
+VERSION_VALUES = (("firmware", "firmware", "NPU firmware on the nodes, e.g. `7.3.0.1.231`."),  # key, field, text
+                  ("driver", "driver", "NPU driver on the nodes, e.g. `24.1.rc2`."),
+                  ("cann", "cann", "CANN toolkit on the nodes, e.g. `8.0.RC3`."),
+                  ("dockerRuntime", "docker_runtime", "Ascend Docker Runtime on the nodes, e.g. `6.0.RC3`."))
 CHIPS, ENGINES = [c.value for c in Chip], [e.value for e in ContainerRuntime]
 
 CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
@@ -112,9 +111,8 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
         "managedBy": Value(string("`app.kubernetes.io/managed-by` of objects built from these values outside Helm "
                                   "(the Pulumi program writes `pulumi`); Helm writes its own `Helm`.", LABEL_VALUE),
                            lambda s: s.managed_by),
-        "versions": Group({key: Value(string(text, VERSION.pattern),
-                                      lambda s, attr=VERSION_FIELDS[key]: getattr(s.versions, attr))
-                           for key, text in VERSION_TEXT}),
+        "versions": Group({key: Value(string(text, VERSION.pattern), lambda s, attr=attr: getattr(s.versions, attr))
+                           for key, attr, text in VERSION_VALUES}),
         "nodeSelector": Value(string_map("Node labels every NPU DaemonSet also requires."), const({})),
         "tolerations": Value({"type": "array", "items": toleration(),
                               "description": "Tolerations added to the NPU and `CriticalAddonsOnly` ones."}, const([])),

@@ -1,6 +1,7 @@
 """JSON Schema pieces of the values contract, each matching a check of the config model it comes from."""
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
@@ -14,9 +15,15 @@ UNPINNED_TAG = "(?i)^(" + "|".join(sorted(w for w in UNPINNED_WORDS if w.isalpha
 CHART_SWITCH = "chart switch:"
 
 
+@cache
+def _model_properties(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's JSON schema properties, generated once per model: the contract reads them at import."""
+    return model.model_json_schema(by_alias=True)["properties"]
+
+
 def spec_field(model: type[BaseModel], field: str, description: str = "", **extra: Any) -> dict[str, Any]:
     """One field's schema as pydantic writes it for the config model (optional becomes a null type)."""
-    schema = dict(model.model_json_schema(by_alias=True)["properties"][field])
+    schema = dict(_model_properties(model)[field])
     for variant in schema.pop("anyOf", []):
         if variant.get("type") != "null":
             schema.update(variant)
