@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import ClassVar, Optional
 
 from pydantic import Field, field_validator, model_validator
 
@@ -84,8 +84,26 @@ def _image(name: str, tag: str) -> Image:
     return Image(repository=f"{MINDCLUSTER}/{name}", tag=tag)
 
 
-class DevicePlugin(SpecModel):
+class CataloguedAgent(SpecModel):
+    """A node agent whose image tag (or `releaseOverride`) names the catalogued release it renders as."""
+
+    catalog_component: ClassVar[str]
+
+    @model_validator(mode="after")
+    def _release(self) -> "CataloguedAgent":
+        pinned_release(self.catalog_component, self.image, self.release_override)
+        return self
+
+    @property
+    def release(self) -> str:
+        """The catalogued release whose flags, probes, RBAC and metrics the agent gets."""
+        return pinned_release(self.catalog_component, self.image, self.release_override)
+
+
+class DevicePlugin(CataloguedAgent):
     """The Ascend device plugin DaemonSet."""
+
+    catalog_component: ClassVar[str] = DEVICE_PLUGIN
 
     image: Image = Field(default_factory=lambda: _image("ascend-k8sdeviceplugin", "v6.0.0"),
                          description="Device plugin image; its tag names the catalogued release it renders as.")
@@ -94,19 +112,11 @@ class DevicePlugin(SpecModel):
     volcano: bool = Field(False, description="Run in Volcano mode (`-volcanoType=true`).")
     resources: Resources = Field(default_factory=Resources, description="Requests and limits.")
 
-    @model_validator(mode="after")
-    def _release(self) -> "DevicePlugin":
-        pinned_release(DEVICE_PLUGIN, self.image, self.release_override)
-        return self
 
-    @property
-    def release(self) -> str:
-        """The catalogued release whose flags, probes and RBAC the plugin gets."""
-        return pinned_release(DEVICE_PLUGIN, self.image, self.release_override)
-
-
-class Exporter(SpecModel):
+class Exporter(CataloguedAgent):
     """The NPU exporter DaemonSet."""
+
+    catalog_component: ClassVar[str] = EXPORTER
 
     enabled: bool = Field(True, description="Deploy the exporter.")
     image: Image = Field(default_factory=lambda: _image("npu-exporter", "v6.0.0"),
@@ -117,16 +127,6 @@ class Exporter(SpecModel):
     port: int = Field(8082, ge=1025, le=40000, description="Metrics port, 1025 to 40000 (the exporter's own range).")
     update_time: int = Field(5, ge=1, le=60, description="Seconds between two reads of the chips.")
     resources: ExporterResources = Field(default_factory=ExporterResources, description="Requests and limits.")
-
-    @model_validator(mode="after")
-    def _release(self) -> "Exporter":
-        pinned_release(EXPORTER, self.image, self.release_override)
-        return self
-
-    @property
-    def release(self) -> str:
-        """The catalogued release whose flags, probes and metrics the exporter has."""
-        return pinned_release(EXPORTER, self.image, self.release_override)
 
 
 class Alerts(SpecModel):
