@@ -1,4 +1,5 @@
-# ascend-npu: `make plan` (offline plan of a stack), `make test`, `make bench`, `make docs`, `make chart`.
+# ascend-npu: `make plan` (offline plan of a stack), `make test`, `make bench`, `make docs`, `make chart`;
+# the real engine: `make engine` (build it), `make cluster` / `make cluster-stop` (a local control plane), `make e2e`.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -6,7 +7,7 @@ STACK ?= dev
 EXTRA_RESOURCES ?=
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: plan test bench docs chart chart-package venv clean
+.PHONY: plan test bench docs chart chart-package venv clean engine cluster cluster-stop e2e
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,7 +20,20 @@ plan: $(STAMP)
 	@$(PY) -m components.plan --stack $(STACK) $(if $(EXTRA_RESOURCES),--extra-resources $(EXTRA_RESOURCES))
 
 test: $(STAMP)
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q tests --ignore=tests/e2e
+
+engine: $(STAMP)
+	@bash engine/build.sh
+	@$(PY) -m engine.pulumi_cli
+
+cluster: engine
+	@$(PY) -m engine.cluster start --stack $(STACK)
+
+cluster-stop:
+	@$(PY) -m engine.cluster stop
+
+e2e: engine
+	$(PY) -m pytest -q -p no:cacheprovider tests/e2e
 
 bench: $(STAMP)
 	@$(PY) -m bench

@@ -50,10 +50,11 @@ def step_report(stdout: str) -> dict:
 class FakeNode:
     """One node: `with FakeNode(workdir, packages) as node: node.run_step(node.spec(), "install")`."""
 
-    def __init__(self, workdir: Path, packages: PackageSet):
+    def __init__(self, workdir: Path, packages: PackageSet, address: str = "127.0.0.1", port: int = 0):
         self.workdir, self.packages = Path(workdir), packages
         self.root, self.bin, self.ssh_dir = self.workdir / "root", self.workdir / "bin", self.workdir / "ssh"
-        self.port = 0
+        # Several nodes can share one port on distinct loopback addresses, as a stack's nodes share `ssh.port`.
+        self.address, self.port = address, port
         self.host_key = ""
         self._sshd: subprocess.Popen | None = None
 
@@ -111,13 +112,13 @@ class FakeNode:
         self.host_key = " ".join((self.ssh_dir / "host_key.pub").read_text().split()[:2])
 
     def _start_sshd(self) -> None:
-        self.port = _free_port()
+        self.port = self.port or _free_port()
         config = self.ssh_dir / "sshd_config"
         # SetEnv configures the node, not the command: the tests send exactly what host_steps() returns.
         # HOME points into the sandbox so bash does not source the tester's own ~/.bashrc (Debian's bash does that
         # for commands sshd starts), which would put other tools ahead of the stand-ins on PATH.
         config.write_text(f"""Port {self.port}
-ListenAddress 127.0.0.1
+ListenAddress {self.address}
 HostKey {self.ssh_dir / 'host_key'}
 AuthorizedKeysFile {self.ssh_dir / 'authorized_keys'}
 PidFile none
@@ -128,7 +129,7 @@ UsePAM no
 StrictModes no
 SetEnv ASCEND_ROOT={self.root} PATH={self.bin}:/usr/bin:/bin HOME={self.root / 'home'}
 """)
-        (self.ssh_dir / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {self.host_key}\n")
+        (self.ssh_dir / "known_hosts").write_text(f"[{self.address}]:{self.port} {self.host_key}\n")
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
         log = (self.workdir / "sshd.log").open("w")
         self._sshd = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=log)
@@ -137,7 +138,7 @@ SetEnv ASCEND_ROOT={self.root} PATH={self.bin}:/usr/bin:/bin HOME={self.root / '
             if self._sshd.poll() is not None:
                 raise RuntimeError(f"sshd exited: {(self.workdir / 'sshd.log').read_text()}")
             try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                socket.create_connection((self.address, self.port), timeout=0.2).close()
                 return
             except OSError:
                 time.sleep(0.05)
@@ -147,7 +148,7 @@ SetEnv ASCEND_ROOT={self.root} PATH={self.bin}:/usr/bin:/bin HOME={self.root / '
         return ["ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
                 "-o", f"UserKnownHostsFile={self.ssh_dir / 'known_hosts'}", "-o", "GlobalKnownHostsFile=/dev/null",
                 "-o", "IdentitiesOnly=yes", "-o", "LogLevel=ERROR", "-i", str(self.ssh_dir / "client_key"),
-                "-p", str(self.port), "root@127.0.0.1", command]
+                "-p", str(self.port), f"root@{self.address}", command]
 
     def run(self, command: str, stdin: str = "", timeout: float = 120) -> subprocess.CompletedProcess:
         """COMMAND over SSH with the host key pinned, as pulumi-command runs it."""

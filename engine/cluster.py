@@ -1,0 +1,100 @@
+"""`make cluster`: a local control plane on loopback with one simulated node per stack node, or stop it."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from engine.control_plane import ENGINE_DIR, REPO, ControlPlane
+from engine.kube import Kube, wait_for
+
+CRD_DIR = REPO.parent / "shared" / "schemas" / "prometheus-operator"
+# What a user's cluster with the Prometheus Operator has before this stack arrives.
+CRDS = ("monitoring.coreos.com_podmonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml")
+PREEXISTING_NAMESPACES = ("monitoring",)
+ARCH_LABEL = {"aarch64": "arm64", "x86_64": "amd64"}
+# Simulated hardware of every node: what a kubelet would report (the NPUs are added by the device plugin step).
+NODE_CAPACITY = {"cpu": "192", "memory": "1536Gi", "pods": "110", "ephemeral-storage": "3Ti"}
+
+
+def stack_nodes(stack: str) -> list[dict]:
+    """The `ascend-npu:nodes` list of Pulumi.<stack>.yaml."""
+    config = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())["config"]
+    return list(config.get("ascend-npu:nodes") or [])
+
+
+def simulated_node(node: dict) -> dict:
+    """The Node object a kubelet would register for this stack node, managed by kwok."""
+    arch = ARCH_LABEL.get(str(node.get("arch", "x86_64")), "amd64")
+    name = node["name"]
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name,
+                     "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+                     "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                                "kubernetes.io/arch": arch, "beta.kubernetes.io/arch": arch,
+                                "beta.kubernetes.io/os": "linux", "type": "kwok"}},
+        "status": {"capacity": dict(NODE_CAPACITY), "allocatable": dict(NODE_CAPACITY),
+                   "nodeInfo": {"architecture": arch, "operatingSystem": "linux",
+                                "kubeletVersion": "v1.36.3", "containerRuntimeVersion": "containerd://1.7.24"}},
+    }
+
+
+def prepare(kube: Kube) -> None:
+    """The CRDs and namespaces a user's cluster already has."""
+    for name in PREEXISTING_NAMESPACES:
+        kube.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    for file in CRDS:
+        crd = yaml.safe_load((CRD_DIR / file).read_text())
+        kube.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        wait_for(f"CRD {crd['metadata']['name']} established", lambda: any(
+            c["type"] == "Established" and c["status"] == "True" for c in kube.get(
+                f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}")
+            .get("status", {}).get("conditions", [])), 60)
+
+
+def register_nodes(kube: Kube, nodes: list[dict]) -> None:
+    """Each node registered (as its kubelet would) and Ready under kwok."""
+    for node in nodes:
+        kube.create("/api/v1/nodes", simulated_node(node))
+    for node in nodes:
+        wait_for(f"node {node['name']} Ready", lambda: any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in kube.get(f"/api/v1/nodes/{node['name']}").get("status", {}).get("conditions", [])), 120)
+        print(f"cluster: node {node['name']} registered and Ready (simulated kubelet)", flush=True)
+
+
+def kwok_stages_dir() -> Path:
+    """kwok's stage definitions in the module `make engine` downloaded."""
+    found = sorted((ENGINE_DIR / "gomod" / "sigs.k8s.io").glob("kwok@*/kustomize/stage"))
+    if not found:
+        sys.exit("cluster: kwok's module is not in .engine/gomod: run `make engine` first")
+    return found[-1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m engine.cluster", description=__doc__)
+    parser.add_argument("action", choices=("start", "stop", "status", "nodes"))
+    parser.add_argument("--stack", default="e2e", help="register the nodes of Pulumi.<stack>.yaml")
+    parser.add_argument("--home", type=Path, default=ENGINE_DIR / "cluster", help="the cluster's files")
+    args = parser.parse_args(argv)
+    plane = ControlPlane(args.home)
+    if args.action == "stop":
+        plane.stop()
+        return 0
+    if args.action == "status":
+        running = plane.running()
+        print(f"cluster: running: {', '.join(running) or 'nothing'}; kubeconfig {plane.kubeconfig}")
+        return 0 if running else 1
+    if args.action == "start":
+        plane.start(kwok_stages_dir())
+        prepare(plane.kube())
+    register_nodes(plane.kube(), stack_nodes(args.stack))
+    print(f"cluster: ready; export KUBECONFIG={plane.kubeconfig} (context {plane.context})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""The Pulumi CLI that `make engine` built, run offline and hermetic, with this program served to it."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from engine.control_plane import BIN, ENGINE_DIR, REPO
+
+PULUMI_HOME = ENGINE_DIR / "pulumi-home"
+PLUGINS_DIR = REPO / "engine" / "plugins"
+
+
+def versions() -> dict[str, str]:
+    """engine/versions.sh as a mapping."""
+    text = (REPO / "engine" / "versions.sh").read_text()
+    return dict(re.findall(r"^([A-Z_]+)=(\S+)$", text, re.MULTILINE))
+
+
+def cli_env(backend: Path, passphrase: str, kubeconfig: Optional[Path] = None) -> dict[str, str]:
+    """The CLI's environment: a file backend, passphrase secrets, no network, no plugin but those registered."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PULUMI_", "KUBECONFIG", "SSH_AUTH_SOCK"))}
+    env.update({
+        "PATH": f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "PULUMI_HOME": str(PULUMI_HOME),
+        "PULUMI_BACKEND_URL": f"file://{backend}",
+        "PULUMI_CONFIG_PASSPHRASE": passphrase,
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+        "PULUMI_IGNORE_AMBIENT_PLUGINS": "true",
+        "PULUMI_CREDENTIAL_STORE": "plaintext",
+        "PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
+        "PULUMI_SKIP_CONFIRMATIONS": "true",
+        "NO_COLOR": "1",
+    })
+    if kubeconfig is not None:
+        env["KUBECONFIG"] = str(kubeconfig)
+    return env
+
+
+def install_plugins() -> None:
+    """Register the built providers under the versions the SDKs ask for; put the policy launcher beside the CLI."""
+    pinned = versions()
+    env = cli_env(ENGINE_DIR / "state-unused", "unused")
+    wanted = [("kubernetes", pinned["PULUMI_KUBERNETES_SDK_PLUGIN"], BIN / "pulumi-resource-kubernetes")]
+    for name, version, binary in wanted:
+        target = PULUMI_HOME / "plugins" / f"resource-{name}-v{version}" / f"pulumi-resource-{name}"
+        stamp = ENGINE_DIR / "stamps" / f"plugin-{name}@{version}"
+        if target.exists() and stamp.exists() and stamp.read_text() == str(binary.stat().st_mtime_ns):
+            print(f"engine: plugin {name} {version}: registered")
+            continue
+        subprocess.run([str(BIN / "pulumi"), "plugin", "install", "resource", name, version, "--file", str(binary)],
+                       env=env, check=True, capture_output=True, text=True)
+        stamp.write_text(str(binary.stat().st_mtime_ns))
+        print(f"engine: plugin {name} {version}: registered from {binary.name}")
+    for launcher in PLUGINS_DIR.iterdir():
+        link = BIN / launcher.name
+        if not link.is_symlink() or link.resolve() != launcher.resolve():
+            link.unlink(missing_ok=True)
+            link.symlink_to(launcher)
+    version = subprocess.run([str(BIN / "pulumi"), "version"], env=env, capture_output=True, text=True).stdout.strip()
+    print(f"engine: pulumi CLI {version} at {BIN / 'pulumi'}")
+
+
+@dataclass
+class ProgramHost:
+    """This program served over the language runtime protocol while a `pulumi` command runs (see program_host)."""
+
+    cwd: Path
+    env: dict[str, str] = field(default_factory=dict)
+    address: str = ""
+    _proc: Optional[subprocess.Popen] = None
+
+    def __enter__(self) -> ProgramHost:
+        env = {**self.env, "ASCEND_NPU_PROGRAM_CWD": str(self.cwd), "PYTHONUNBUFFERED": "1"}
+        self._proc = subprocess.Popen([sys.executable, "-m", "engine.program_host"], cwd=REPO, env=env,
+                                      stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        line = self._proc.stdout.readline().strip()
+        if not line.isdigit():
+            self._proc.kill()
+            raise RuntimeError(f"the program host did not start (printed {line!r})")
+        self.address = f"127.0.0.1:{line}"
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+
+
+if __name__ == "__main__":
+    install_plugins()
