@@ -9,8 +9,8 @@ PULUMI_VERSION=v3.274.0
 PULUMI_KUBERNETES_MODULE_VERSION=v4.0.0-20260115033456-f47bc2d6f199
 PULUMI_KUBERNETES_BUILT_AS=4.25.0
 PULUMI_KUBERNETES_SDK_PLUGIN=4.34.2
-# provider/go.mod asks for sdk/v4 v4.24.0, which is not served; the nearest served release above it.
-PULUMI_KUBERNETES_SDK_MODULE=v4.29.0
+# provider/go.mod replaces sdk/v4 with its sibling folder: the sdk/v4 module of the same release instead.
+PULUMI_KUBERNETES_SDK_MODULE=v4.25.0
 # The control plane: Kubernetes and the etcd minor its client pins (go.mod: etcd/client/v3 v3.6.8).
 KUBERNETES_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16

@@ -125,6 +125,8 @@ def install(root: Path, kind: str, version: str, arch: str, args: list[str]) -> 
 
 def main(argv: list[str]) -> int:
     file, kind, version, arch, *args = argv
+    # When each run started, wall clock: the end-to-end run reads the order of nodes across waves from it.
+    sandbox.log("installer-starts.log", f"{time.time():.6f} {kind}")
     time.sleep(float(sandbox.knob("installer-sleep", "0")))
     try:
         code = install(sandbox.root(), kind, version, arch, args)

@@ -20,6 +20,7 @@ from testkit.fakenode.sandbox import KNOBS, LOGS
 
 HERE = Path(__file__).resolve().parent
 SSHD = "/usr/sbin/sshd"
+SFTP_SERVER = "/usr/lib/openssh/sftp-server"
 STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "cri-dockerd", "npu-smi", "df")
 DEFAULT_KNOBS = {"arch": "aarch64", "kernel": "5.10.0-182.0.0.95.oe2203sp3.aarch64"}
 STAGING = "var/cache/ascend-npu/packages"
@@ -77,7 +78,7 @@ class FakeNode:
             self._sshd.wait(timeout=10)
 
     def _make_sandbox(self) -> None:
-        for directory in (STAGING, KNOBS, LOGS, "etc", "home", "tmp", "proc/sys/kernel/random",
+        for directory in (STAGING, KNOBS, LOGS, "etc", "home", "tmp", "var/tmp", "proc/sys/kernel/random",
                           f"lib/modules/{DEFAULT_KNOBS['kernel']}/build"):
             (self.root / directory).mkdir(parents=True, exist_ok=True)
         (self.root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/bash\n"
@@ -95,6 +96,10 @@ class FakeNode:
         wrappers["fake-ascend-installer"] = f'exec {python} {HERE}/installer.py "$@"'
         # The node's own python3 runs the scripts' Python parts, with the disk-fault knobs of faults/sitecustomize.py.
         wrappers["python3"] = f'PYTHONPATH={HERE}/faults exec {NODE_PYTHON} "$@"'
+        # SFTP (how pulumi-command's CopyToRemote uploads) sees the sandbox's /var/tmp as /var/tmp, as every other
+        # path the host scripts use sits under ASCEND_ROOT: a private mount namespace for the SFTP server alone.
+        wrappers["sftp-server"] = (f'exec unshare --mount --propagation private sh -c \'mount --bind '
+                                   f'"{self.root}/var/tmp" /var/tmp && exec {SFTP_SERVER}\'')
         wrappers["containerd"] = (f'if [ "$(cat "$ASCEND_ROOT/{KNOBS}/containerd-major" 2>/dev/null)" = 2 ]; then\n'
                                   f'  exec {python} {HERE}/containerd2.py "$@"\nfi\n'
                                   f'exec {shutil.which("containerd")} "$@"')
@@ -128,6 +133,7 @@ KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
 SetEnv ASCEND_ROOT={self.root} PATH={self.bin}:/usr/bin:/bin HOME={self.root / 'home'}
+Subsystem sftp {self.bin / 'sftp-server'}
 """)
         (self.ssh_dir / "known_hosts").write_text(f"[{self.address}]:{self.port} {self.host_key}\n")
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory

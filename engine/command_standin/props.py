@@ -1,0 +1,164 @@
+"""Stand-in for pulumi-command: property values as the engine sends them, and their diff as v1.2.1 computes it."""
+# The diff reproduces pulumi/pulumi sdk go/common/resource/properties_diff.go (PropertyMap.Diff, DeepEquals),
+# properties_path.go (PropertyPath.String) and resource/plugin/provider.go (NewDetailedDiffFromObjectDiff), which
+# pulumi/pulumi-go-provider v1.3.0 infer/resource.go diff() calls for pulumi-command v1.2.1.
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2
+
+SIG = "4dabf18193072939515e22adb298388d"
+SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+ASSET_SIG = "c44067f5952c0a294b673a41bacd8c17"
+ARCHIVE_SIG = "0def7320c3a5731c473e5ecbe6d01bc7"
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A value the engine marked secret: it stays wrapped, so outputs keep it secret."""
+
+    value: Any
+
+
+def decode(struct: struct_pb2.Struct | None) -> dict:
+    """The properties of a Struct, secrets wrapped in Secret, unknowns left as the UNKNOWN string."""
+    return _decode(json_format.MessageToDict(struct)) if struct is not None else {}
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, dict):
+        if value.get(SIG) == SECRET_SIG:
+            return Secret(_decode(value.get("value")))
+        return {k: _decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
+
+
+def encode(props: dict) -> struct_pb2.Struct:
+    """The Struct the engine reads back, with the secret signature around every Secret."""
+    struct = struct_pb2.Struct()
+    struct.update(_encode(props))
+    return struct
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, Secret):
+        return {SIG: SECRET_SIG, "value": _encode(value.value)}
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    return value
+
+
+def plain(value: Any) -> Any:
+    """The value with every secret unwrapped, for using it (never for returning it)."""
+    if isinstance(value, Secret):
+        return plain(value.value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def source_hash(source: dict) -> str:
+    """An asset's or archive's hash: the one the engine sent, else one computed here from the local path."""
+    if source.get("hash"):
+        return source["hash"]
+    digest = hashlib.sha256()
+    if "text" in source:
+        digest.update(source["text"].encode())
+    path = source.get("path")
+    if path and os.path.isdir(path):
+        for root, dirs, files in os.walk(path):
+            dirs.sort()
+            for name in sorted(files):
+                full = os.path.join(root, name)
+                digest.update(os.path.relpath(full, path).encode() + b"\0")
+                with open(full, "rb") as f:
+                    digest.update(hashlib.sha256(f.read()).digest())
+    elif path and os.path.exists(path):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
+def _is_asset(value: Any) -> bool:
+    return isinstance(value, dict) and value.get(SIG) in (ASSET_SIG, ARCHIVE_SIG)
+
+
+def equal(a: Any, b: Any) -> bool:
+    """DeepEquals: secrets by what they wrap, assets and archives by hash, a bool never equal to a number."""
+    if isinstance(a, Secret) or isinstance(b, Secret):
+        return isinstance(a, Secret) and isinstance(b, Secret) and equal(a.value, b.value)
+    if _is_asset(a) or _is_asset(b):
+        return _is_asset(a) and _is_asset(b) and a[SIG] == b[SIG] and source_hash(a) == source_hash(b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = {k for k in a if a[k] is not None} | {k for k in b if b[k] is not None}
+        return all(equal(a.get(k), b.get(k)) for k in keys)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return a == b
+
+
+def path_string(path: tuple) -> str:
+    """PropertyPath.String: `a.b[0]`, and `["a-b"]` for a key that is not a plain name."""
+    out = ""
+    for i, key in enumerate(path):
+        if isinstance(key, int):
+            out += f"[{key}]"
+        elif all(c.isascii() and (c.isalnum() or c == "_") for c in key):
+            out += key if i == 0 else f".{key}"
+        else:
+            out += '["' + key.replace('"', '\\"') + '"]'
+    return out
+
+
+def detailed_diff(old: dict, new: dict) -> dict[str, str]:
+    """Old inputs against new as {nested path: ADD, DELETE or UPDATE}."""
+    out: dict[str, str] = {}
+    _object_diff((), old, new, out)
+    return out
+
+
+def _object_diff(path: tuple, old: dict, new: dict, out: dict) -> None:
+    for key, before in old.items():
+        where = path + (key,)
+        if key not in new:
+            if before is not None:
+                out[path_string(where)] = "DELETE"
+        elif not equal(before, new[key]):
+            if before is None:
+                out[path_string(where)] = "ADD"
+            elif new[key] is None:
+                out[path_string(where)] = "DELETE"
+            else:
+                _value_diff(where, before, new[key], out)
+    for key, after in new.items():
+        if key not in old and after is not None:
+            out[path_string(path + (key,))] = "ADD"
+
+
+def _value_diff(path: tuple, old: Any, new: Any, out: dict) -> None:
+    plain_object = (lambda v: isinstance(v, dict) and not _is_asset(v))
+    if plain_object(old) and plain_object(new):
+        _object_diff(path, old, new, out)
+    elif isinstance(old, list) and isinstance(new, list):
+        for i in range(min(len(old), len(new))):
+            if not equal(old[i], new[i]):
+                _value_diff(path + (i,), old[i], new[i], out)
+        for i in range(len(old), len(new)):
+            out[path_string(path + (i,))] = "ADD"
+        for i in range(len(new), len(old)):
+            out[path_string(path + (i,))] = "DELETE"
+    else:
+        out[path_string(path)] = "ADD" if old is None else "DELETE" if new is None else "UPDATE"

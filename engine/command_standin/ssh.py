@@ -1,0 +1,222 @@
+"""Stand-in for pulumi-command: SSH through the OpenSSH client, dialled and retried as v1.2.1's connection.go does."""
+# Reproduces pulumi/pulumi-command v1.2.1 (7f3eb6f) provider/pkg/provider/remote/connection.go (Dial,
+# dialWithRetry) and commandOutputs.go (run); retry timing from pulumi/pulumi sdk go/common/util/retry/until.go.
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from .sshconfig import PROXY, TARGET, SSHError, host_block, join_host_port
+
+SSH = shutil.which("ssh") or "/usr/bin/ssh"
+# setpriv (util-linux) asks for SIGTERM when the plugin dies, so no ssh master outlives a killed plugin; a
+# preexec_fn doing the same would run Python in a child forked from gRPC's threads.
+SETPRIV = [path, "--pdeathsig", "TERM"] if (path := shutil.which("setpriv")) else []
+_live: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+Log = Callable[[str], None]
+
+
+def spawn(args: list[str], **kwargs) -> subprocess.Popen:
+    """Start an OpenSSH process that Cancel can end."""
+    proc = subprocess.Popen(SETPRIV + args, **kwargs)
+    with _live_lock:
+        _live.add(proc)
+    return proc
+
+
+def forget(proc: subprocess.Popen) -> None:
+    with _live_lock:
+        _live.discard(proc)
+
+
+def cancel_all() -> None:
+    """Cancel: end every running SSH process, so the operations using them fail."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+    combined: str
+
+
+class Link:
+    """One dialled connection to the target (through its proxy when it has one), closed on exit."""
+
+    def __init__(self, connection: dict, status: Log):
+        self.connection, self.status = connection, status
+        self.dir = tempfile.mkdtemp(prefix="cmd-standin-")
+        self.config = os.path.join(self.dir, "config")
+        self.masters: list[subprocess.Popen] = []
+
+    def __enter__(self) -> Link:
+        try:
+            self._dial()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for proc in reversed(self.masters):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            forget(proc)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _dial(self) -> None:
+        """Connection.Dial: the proxy first with its own dial limit, then the target; proxy errors start `proxy: `."""
+        conn, proxy = self.connection, self.connection.get("proxy")
+        blocks, envs = [], {}
+        for alias, hop in ((TARGET, conn), (PROXY, proxy)):
+            if hop:
+                proxy_command = None
+                if alias == TARGET and proxy:
+                    proxy_command = (f"{SSH} -F {self.config} -o ControlMaster=no -W "
+                                     f"{join_host_port(hop['host'], hop.get('port'))} {PROXY}")
+                try:
+                    block, envs[alias] = host_block(self.dir, alias, hop, proxy_command)
+                except SSHError as err:
+                    raise SSHError(f"proxy: {err}") if alias == PROXY else err
+                blocks.append(block)
+        with open(self.config, "w") as f:
+            f.write("\n".join(blocks))
+        if proxy:
+            try:
+                self._dial_hop(PROXY, proxy, "Dial proxy", envs[PROXY])
+            except SSHError as err:
+                raise SSHError(f"proxy: {err}") from None
+        try:
+            self._dial_hop(TARGET, conn, "Dial", envs[TARGET])
+        except SSHError as err:
+            raise SSHError(f"proxy: {err}" if proxy else str(err)) from None
+
+    def _dial_hop(self, alias: str, hop: dict, what: str, env: dict) -> None:
+        """dialWithRetry: waits of 0.1 s growing x1.5 to at most 5 s; the limit counts failures after the first."""
+        limit = int(hop["dialErrorLimit"]) if hop.get("dialErrorLimit") is not None else 10  # -1: unlimited
+        delay, tries = 0.1, 0
+        while True:
+            err = self._start_master(alias, hop, env)
+            if err is None:
+                return
+            dials = tries + 1
+            if limit > -1 and dials > limit:
+                raise SSHError(f"after {tries} failed attempts: {err}")
+            self.status(f"{what} {dials}/{'inf' if limit == -1 else limit} failed: retrying")
+            time.sleep(min(delay, 5.0))
+            delay = min(delay, 5.0) * 1.5
+            tries += 1
+
+    def _start_master(self, alias: str, hop: dict, env: dict) -> str | None:
+        """One dial: an OpenSSH control master; its socket appears once the login succeeded."""
+        sock = os.path.join(self.dir, f"{alias}.sock")
+        with open(os.path.join(self.dir, f"{alias}.err"), "w+b") as err:
+            # A master forwards only the env its own SendEnv allows; with -N it opens no session of its own.
+            proc = spawn([SSH, "-F", self.config, "-M", "-N", "-T", "-o", "ControlPersist=no", "-o", "SendEnv=*",
+                          alias], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+            while not os.path.exists(sock):
+                if proc.poll() is not None:
+                    forget(proc)
+                    err.seek(0)
+                    return dial_error(err.read().decode(errors="replace"), hop)
+                time.sleep(0.02)
+        self.masters.append(proc)
+        return None
+
+    def alive(self) -> bool:
+        return bool(self.masters) and self.masters[-1].poll() is None
+
+    def client(self, options: list[str], remote: list[str], env: dict | None = None, **kwargs) -> subprocess.Popen:
+        """An SSH client process that reuses the dialled connection (a session, or the sftp subsystem)."""
+        # `--` stops OpenSSH from reading a command that starts with `-` as options.
+        return spawn([SSH, "-F", self.config, "-T", "-o", "ControlMaster=no", *options, "--", TARGET, *remote],
+                     env=env, **kwargs)
+
+    def run(self, command: str, stdin: str | None, env: dict[str, str], on_line: Callable[[str, str], None]
+            ) -> Result:
+        """One session with env requests and stdin; stdout and stderr kept apart and together, lines to on_line."""
+        names = " ".join(env)
+        child_env = {**os.environ, **env}
+        extra = ["-o", f"SendEnv={names}"] if names else []
+        proc = self.client(extra, [command], env=child_env,
+                           stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+        combined: list[bytes] = []
+        lock = threading.Lock()
+
+        def pump(name: str, stream) -> None:
+            pending = b""
+            for chunk in iter(lambda: stream.read1(65536), b""):
+                with lock:
+                    chunks[name].append(chunk)
+                    combined.append(chunk)
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    on_line(name, line.decode(errors="replace"))
+            if pending:
+                on_line(name, pending.decode(errors="replace"))
+
+        def feed() -> None:
+            try:
+                proc.stdin.write(stdin.encode())
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+
+        threads = [threading.Thread(target=pump, args=(n, s), daemon=True)
+                   for n, s in (("stdout", proc.stdout), ("stderr", proc.stderr))]
+        if stdin:
+            threads.append(threading.Thread(target=feed, daemon=True))
+        for t in threads:
+            t.start()
+        code = proc.wait()
+        for t in threads:
+            t.join()
+        proc.stdout.close()
+        proc.stderr.close()
+        forget(proc)
+        text = (lambda parts: b"".join(parts).decode(errors="replace"))
+        return Result(code, text(chunks["stdout"]), text(chunks["stderr"]), text(combined))
+
+
+def dial_error(stderr: str, hop: dict) -> str:
+    """OpenSSH's refusal in the words of golang.org/x/crypto/ssh where it can be told, OpenSSH's own line after."""
+    lines = [line for line in stderr.splitlines() if line.strip() and not line.startswith("@")]
+    last = lines[-1].strip() if lines else "ssh exited with status 255"
+    where = join_host_port(hop["host"], hop.get("port"))
+    if "Host key verification failed" in stderr:
+        said = "ssh: handshake failed: ssh: host key mismatch"
+    elif "no matching host key type" in stderr:
+        said = "ssh: handshake failed: ssh: no common algorithm for host key"
+    elif "Permission denied" in stderr:
+        said = "ssh: handshake failed: ssh: unable to authenticate, no supported methods remain"
+    elif "Connection refused" in stderr:
+        said = f"dial tcp {where}: connect: connection refused"
+    elif "timed out" in stderr:
+        said = f"dial tcp {where}: i/o timeout"
+    else:
+        return f"ssh: {last}"
+    return f"{said} (OpenSSH: {last})"

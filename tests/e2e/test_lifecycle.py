@@ -1,0 +1,104 @@
+"""A stack's life through the real Pulumi CLI: preview with the pack, up in waves, a no-op up, a failed wave.
+
+Runs in file order on one world (conftest.py); world.py says what is simulated.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.cluster.common.node_labels import READY
+from components.plan.stack_plan import plan
+from engine.control_plane import REPO
+from engine.pulumi_cli import versions
+from tests.e2e.world import NAMESPACE, STACK, World
+
+CANARY, SECOND, THIRD = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03"
+
+
+@pytest.fixture(scope="module")
+def pack(world: World) -> Path:
+    """The policy pack as the CLI loads it: its folder with the `venv` its PulumiPolicy.yaml names."""
+    folder = world.root / "policies"
+    if not folder.exists():
+        shutil.copytree(REPO / "policies", folder, ignore=shutil.ignore_patterns("__pycache__", "venv"))
+        (folder / "venv").symlink_to(REPO / ".venv")
+    return folder
+
+
+def urn_names(steps: list[dict]) -> set[tuple[str, str]]:
+    return {(step["urn"].split("::")[-2].split("$")[-1], step["urn"].split("::")[-1]) for step in steps}
+
+
+def test_the_cli_is_the_one_make_engine_built(world: World):
+    run = world.pulumi("version", program=False)
+    print(f"e2e: pulumi CLI {run.out.strip()}")
+    assert run.out.strip() == versions()["PULUMI_VERSION"]
+
+
+def test_preview_runs_the_pack_and_agrees_with_the_offline_plan(world: World, pack: Path, tmp_path: Path):
+    run = world.preview("--policy-pack", str(pack), "--json")
+    previewed = urn_names(run.json()["steps"])
+    assert plan(STACK, tmp_path, world.stack_file, quiet=True) == 0
+    recorded = json.loads((tmp_path / "resources.json").read_text())
+    assert previewed == {(r["type"], r["name"]) for r in recorded}
+    report = json.loads((tmp_path / "policy-report.json").read_text())
+    assert report["violations"] == [] and "policy" not in run.out.lower().replace("policy-pack", "")
+
+
+def test_an_extra_resource_that_breaks_a_mandatory_rule_blocks_up(world: World, pack: Path, tmp_path: Path):
+    binding = {"type": "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "name": "e2e-admin",
+               "properties": {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                              "metadata": {"name": "e2e-admin"},
+                              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                          "name": "cluster-admin"},
+                              "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "default"}]}}
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(yaml.safe_dump([binding]))
+    assert plan(STACK, tmp_path / "plan", world.stack_file, quiet=True, extra=extra) != 0
+    planned = {v["policy"] for v in json.loads((tmp_path / "plan" / "policy-report.json").read_text())
+               ["violations"] if v["enforcementLevel"] == "mandatory"}
+    run = world.up("--policy-pack", str(pack), check=False, extra_resources=extra)
+    assert run.code != 0
+    assert planned and all(name in run.out for name in planned), run.out[-3000:]
+    assert world.kube.find("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/e2e-admin") is None
+    assert all(not starts for starts in map(world.install_starts, world.nodes)), "up ran hosts despite the pack"
+
+
+def test_up_installs_the_hosts_in_waves_then_deploys_the_cluster_layer(world: World, pack: Path):
+    world.up("--policy-pack", str(pack))
+    starts = {name: world.install_starts(name) for name in (CANARY, SECOND, THIRD)}
+    assert all(starts.values()), starts
+    # maxParallel 1, canary first: each node's installers all ran before the next node's first.
+    assert max(starts[CANARY]) < min(starts[SECOND]) and max(starts[SECOND]) < min(starts[THIRD])
+    for name in (CANARY, SECOND, THIRD):
+        assert world.node_labels(name).get(READY) == "true", world.node_labels(name)
+    kube = world.kube
+    assert sorted(n["metadata"]["name"] for n in kube.items("/api/v1/nodes")) == sorted(world.config_node_names())
+    for ds in kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets"):
+        status = ds["status"]
+        assert status.get("numberReady") == status["desiredNumberScheduled"] == 3, (ds["metadata"]["name"], status)
+    jobs = kube.items(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs")
+    assert jobs and all(job["status"].get("succeeded") == 1 for job in jobs)
+
+
+def test_a_second_up_changes_nothing(world: World):
+    run = world.pulumi("preview", "--stack", STACK, "--non-interactive", "--expect-no-changes", check=False)
+    assert run.code == 0, run.out[-3000:]
+
+
+def test_stack_export_bytes_per_node(world: World):
+    run = world.pulumi("stack", "export", "--stack", STACK, program=False)
+    state = json.loads(run.out)
+    per_node: dict[str, int] = {}
+    for resource in state["deployment"]["resources"]:
+        for name in world.config_node_names():
+            if f"-{name}" in resource["urn"]:
+                per_node[name] = per_node.get(name, 0) + len(json.dumps(resource))
+    total = len(run.out)
+    print(f"e2e: state {total} bytes; per node: " + ", ".join(f"{n} {b}" for n, b in sorted(per_node.items())))
+    assert per_node and all(size > 0 for size in per_node.values())

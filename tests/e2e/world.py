@@ -1,0 +1,151 @@
+"""The end-to-end world: fake Ascend nodes behind real sshd, the local control plane, a stack the real CLI drives.
+
+Simulated: the NPUs and the installers on each node (testkit's fake node), and the kubelets (kwok).
+Everything else is real: the Pulumi CLI and engine, the kubernetes provider, etcd, kube-apiserver,
+kube-controller-manager, kube-scheduler, OpenSSH.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+import yaml
+
+from engine.control_plane import BIN, REPO, ControlPlane
+from engine.kube import Kube
+from engine.pulumi_cli import ProgramHost, cli_env
+from testkit.fakenode.node import FakeNode
+from testkit.fakenode.packages import NEW, PackageSet
+from testkit.fakenode.sandbox import LOGS
+
+STACK = "e2e"
+PASSPHRASE = "e2e-passphrase-not-a-secret"
+NAMESPACE = "ascend-npu"
+
+
+@dataclass
+class Run:
+    """One `pulumi` command: its words, exit code, output, and how long it took."""
+
+    args: list[str]
+    code: int
+    out: str
+    seconds: float
+
+    def json(self) -> dict:
+        return json.loads(self.out[self.out.index("{"):])
+
+
+@dataclass
+class World:
+    """Everything one end-to-end run shares; see the module docstring for what is simulated."""
+
+    root: Path
+    packages: PackageSet
+    plane: ControlPlane
+    nodes: dict[str, FakeNode]
+    port: int
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def project(self) -> Path:
+        return self.root / "project"
+
+    @property
+    def stack_file(self) -> Path:
+        return self.project / f"Pulumi.{STACK}.yaml"
+
+    @property
+    def kube(self) -> Kube:
+        return self.plane.kube()
+
+    def env(self) -> dict[str, str]:
+        return cli_env(self.root / "state", PASSPHRASE, self.plane.kubeconfig)
+
+    def config(self) -> dict:
+        """The stack's plain config, keys without the project prefix (secure values left out)."""
+        values = yaml.safe_load(self.stack_file.read_text()).get("config", {})
+        return {k.split(":", 1)[1]: v for k, v in values.items() if not (isinstance(v, dict) and "secure" in v)}
+
+    def write_config(self, config: dict) -> None:
+        """Replace the plain config, keeping what the CLI wrote (encryption salt, secure values)."""
+        current = yaml.safe_load(self.stack_file.read_text()) if self.stack_file.exists() else {}
+        kept = {k: v for k, v in (current.get("config") or {}).items() if isinstance(v, dict) and "secure" in v}
+        current["config"] = {**{f"ascend-npu:{k}": v for k, v in config.items()}, **kept}
+        self.stack_file.write_text(yaml.safe_dump(current, sort_keys=False))
+
+    def pulumi(self, *args: str, program: bool = True, check: bool = True, stdin: Optional[str] = None,
+               timeout: float = 1800, extra_resources: Optional[Path] = None) -> Run:
+        """The real CLI in the project folder; with `program`, this program served to it (engine.program_host)."""
+        env, words = self.env(), [str(BIN / "pulumi"), *args]
+        if extra_resources is not None:
+            env["ASCEND_NPU_EXTRA_RESOURCES"] = str(extra_resources)
+        start = time.monotonic()
+        if program:
+            with ProgramHost(cwd=self.project, env=env) as host:
+                words += ["--client", host.address]
+                done = subprocess.run(words, cwd=self.project, env=env, input=stdin, capture_output=True, text=True,
+                                      timeout=timeout)
+        else:
+            done = subprocess.run(words, cwd=self.project, env=env, input=stdin, capture_output=True, text=True,
+                                  timeout=timeout)
+        run = Run(list(args), done.returncode, done.stdout + done.stderr, time.monotonic() - start)
+        self.runs.append(run)
+        with (self.root / "pulumi.log").open("a") as log:
+            log.write(f"\n$ pulumi {' '.join(args)}  (exit {run.code}, {run.seconds:.1f} s)\n{run.out}\n")
+        print(f"e2e: pulumi {' '.join(args[:2])}: exit {run.code} in {run.seconds:.1f} s", flush=True)
+        if check and run.code != 0:
+            raise AssertionError(f"pulumi {' '.join(args)} exited {run.code}:\n{run.out[-6000:]}")
+        return run
+
+    def up(self, *extra: str, **options) -> Run:
+        return self.pulumi("up", "--stack", STACK, "--yes", "--skip-preview", "--non-interactive", *extra, **options)
+
+    def preview(self, *extra: str, **options) -> Run:
+        return self.pulumi("preview", "--stack", STACK, "--non-interactive", *extra, **options)
+
+    def install_starts(self, name: str) -> list[float]:
+        """When each installer run on the node started (the fake installer's own log)."""
+        log = self.nodes[name].root / LOGS / "installer-starts.log"
+        return [float(line.split()[0]) for line in log.read_text().splitlines()] if log.exists() else []
+
+    def config_node_names(self) -> list[str]:
+        return [node["name"] for node in self.config()["nodes"]]
+
+    def node_labels(self, name: str) -> dict:
+        return self.kube.get(f"/api/v1/nodes/{name}")["metadata"].get("labels", {})
+
+    def installers(self) -> dict[str, list[tuple[str, str]]]:
+        """Installer runs per node so far, as (kind, flags)."""
+        return {name: node.installers_run() for name, node in self.nodes.items()}
+
+
+def copy_project(project: Path) -> None:
+    """The project file the CLI reads; the program itself is served from the repository."""
+    project.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "Pulumi.yaml", project / "Pulumi.yaml")
+
+
+def node_entry(name: str, node: FakeNode, chip: str = "910B", runtime: str = "containerd") -> dict:
+    return {"name": name, "address": node.address, "hostKey": node.host_key, "chip": chip, "arch": "aarch64",
+            "npuCount": 8, "containerRuntime": runtime}
+
+
+def base_config(world: World, names: list[str]) -> dict:
+    """The stack the run starts from: every node of `names`, upload from the fake packages, this cluster."""
+    return {
+        "cluster": {"name": "e2e", "namespace": NAMESPACE, "containerRuntime": "containerd",
+                    "kubeContext": world.plane.context},
+        "ssh": {"user": "root", "port": world.port},
+        "nodes": [node_entry(name, world.nodes[name]) for name in names],
+        "versions": dict(NEW),
+        "packages": {"source": "upload", "directory": str(world.packages.directory),
+                     "files": world.packages.files_for(NEW)},
+        "rollout": {"canaries": [names[0]], "maxParallel": 1},
+        "monitoring": {"prometheusOperator": True},
+    }
