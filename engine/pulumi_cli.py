@@ -1,6 +1,7 @@
 """The Pulumi CLI that `make engine` built, run offline and hermetic, with this program served to it."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -12,13 +13,20 @@ from typing import Optional
 from engine.control_plane import BIN, ENGINE_DIR, REPO
 
 PULUMI_HOME = ENGINE_DIR / "pulumi-home"
-PLUGINS_DIR = REPO / "engine" / "plugins"
+POLICY_LAUNCHER = REPO / "engine" / "run-policy-pack"
 
 
 def versions() -> dict[str, str]:
     """engine/versions.sh as a mapping."""
     text = (REPO / "engine" / "versions.sh").read_text()
     return dict(re.findall(r"^([A-Z_]+)=(\S+)$", text, re.MULTILINE))
+
+
+def sdk_plugin_version(package: str) -> str:
+    """The plugin version a provider SDK asks the engine for (its `pulumi-plugin.json`)."""
+    import importlib.util
+    spec = importlib.util.find_spec(package)
+    return json.loads((Path(spec.origin).parent / "pulumi-plugin.json").read_text())["version"]
 
 
 def cli_env(backend: Path, passphrase: str, kubeconfig: Optional[Path] = None) -> dict[str, str]:
@@ -43,10 +51,12 @@ def cli_env(backend: Path, passphrase: str, kubeconfig: Optional[Path] = None) -
 
 
 def install_plugins() -> None:
-    """Register the built providers under the versions the SDKs ask for; put the policy launcher beside the CLI."""
-    pinned = versions()
+    """Register the built providers under the versions the SDKs ask for."""
     env = cli_env(ENGINE_DIR / "state-unused", "unused")
-    wanted = [("kubernetes", pinned["PULUMI_KUBERNETES_SDK_PLUGIN"], BIN / "pulumi-resource-kubernetes")]
+    # The command provider is a stand-in (engine/command_standin): its Go module is not served by the proxy.
+    wanted = [("kubernetes", sdk_plugin_version("pulumi_kubernetes"), BIN / "pulumi-resource-kubernetes"),
+              ("command", sdk_plugin_version("pulumi_command"),
+               REPO / "engine" / "command_standin" / "pulumi-resource-command")]
     for name, version, binary in wanted:
         target = PULUMI_HOME / "plugins" / f"resource-{name}-v{version}" / f"pulumi-resource-{name}"
         stamp = ENGINE_DIR / "stamps" / f"plugin-{name}@{version}"
@@ -57,11 +67,6 @@ def install_plugins() -> None:
                        env=env, check=True, capture_output=True, text=True)
         stamp.write_text(str(binary.stat().st_mtime_ns))
         print(f"engine: plugin {name} {version}: registered from {binary.name}")
-    for launcher in PLUGINS_DIR.iterdir():
-        link = BIN / launcher.name
-        if not link.is_symlink() or link.resolve() != launcher.resolve():
-            link.unlink(missing_ok=True)
-            link.symlink_to(launcher)
     version = subprocess.run([str(BIN / "pulumi"), "version"], env=env, capture_output=True, text=True).stdout.strip()
     print(f"engine: pulumi CLI {version} at {BIN / 'pulumi'}")
 

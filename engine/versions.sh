@@ -5,10 +5,9 @@
 # that the module proxy serves (3.272.0 and 3.273.0 are not served).
 PULUMI_VERSION=v3.274.0
 # The kubernetes provider: the proxy serves provider/v4 only as this pseudo-version (the v4.25.0
-# release); it is registered in the plugin cache under the SDK's plugin version below.
+# release); it is registered in the plugin cache under the version the pulumi-kubernetes SDK asks for.
 PULUMI_KUBERNETES_MODULE_VERSION=v4.0.0-20260115033456-f47bc2d6f199
 PULUMI_KUBERNETES_BUILT_AS=4.25.0
-PULUMI_KUBERNETES_SDK_PLUGIN=4.34.2
 # provider/go.mod replaces sdk/v4 with its sibling folder: the sdk/v4 module of the same release instead.
 PULUMI_KUBERNETES_SDK_MODULE=v4.25.0
 # The control plane: Kubernetes and the etcd minor its client pins (go.mod: etcd/client/v3 v3.6.8).

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Collection, Mapping
 
+from components.config.local_files import local_file_problems
 from components.config.problems import NAMESPACE, SpecError
 from components.config.stack import CONFIG_KEYS, StackSpec, parse_stack
 
@@ -47,6 +49,8 @@ def load_stack_spec() -> StackSpec:
     which the engine prints without a traceback)."""
     import pulumi  # here, so the offline plan can check a config without loading the Pulumi SDK
     from pulumi.runtime import config as runtime_config
+    from pulumi.runtime import settings as runtime_settings
+    from pulumi.runtime.mocks import MockMonitor
 
     values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     secrets = {}
@@ -55,10 +59,16 @@ def load_stack_spec() -> StackSpec:
         full = f"{NAMESPACE}:{name}"
         if values.get(full):
             secrets[name] = pulumi.Config(NAMESPACE).get_secret(name)
-    try:
-        return spec_from_values(values, secret_keys, secrets)
-    except SpecError as exc:
-        class StackConfigError(SpecError, pulumi.RunError):
-            """The problems as a RunError: the engine prints them without a traceback."""
+    class StackConfigError(SpecError, pulumi.RunError):
+        """The problems as a RunError: the engine prints them without a traceback."""
 
+    try:
+        spec = spec_from_values(values, secret_keys, secrets)
+    except SpecError as exc:
         raise StackConfigError(exc.problems) from None
+    # The offline plan runs under mocks, which read no local file: it plans a stack whose packages are elsewhere.
+    if not isinstance(runtime_settings.get_monitor(), MockMonitor):
+        problems = local_file_problems(spec, Path.cwd())
+        if problems:
+            raise StackConfigError(problems)
+    return spec

@@ -14,7 +14,7 @@ import yaml
 from components.cluster.common.node_labels import READY
 from components.plan.stack_plan import plan
 from engine.control_plane import REPO
-from engine.pulumi_cli import versions
+from engine.pulumi_cli import POLICY_LAUNCHER, versions
 from tests.e2e.world import NAMESPACE, STACK, World
 
 CANARY, SECOND, THIRD = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03"
@@ -22,12 +22,14 @@ CANARY, SECOND, THIRD = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03"
 
 @pytest.fixture(scope="module")
 def pack(world: World) -> Path:
-    """The policy pack as the CLI loads it: its folder with the `venv` its PulumiPolicy.yaml names."""
+    """The policy pack as the CLI starts it: a copy of its folder with the `venv` its PulumiPolicy.yaml names and
+    engine/run-policy-pack, the executable the CLI launches as the pack (see that file for why)."""
     folder = world.root / "policies"
     if not folder.exists():
         shutil.copytree(REPO / "policies", folder, ignore=shutil.ignore_patterns("__pycache__", "venv"))
         (folder / "venv").symlink_to(REPO / ".venv")
-    return folder
+        shutil.copy(POLICY_LAUNCHER, folder / POLICY_LAUNCHER.name)
+    return folder / POLICY_LAUNCHER.name
 
 
 def urn_names(steps: list[dict]) -> set[tuple[str, str]]:
