@@ -52,7 +52,7 @@ def prepare(kube: Kube) -> None:
         wait_for(f"CRD {crd['metadata']['name']} established", lambda: any(
             c["type"] == "Established" and c["status"] == "True" for c in kube.get(
                 f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}")
-            .get("status", {}).get("conditions", [])), 60)
+            .get("status", {}).get("conditions") or []), 60)
 
 
 def register_nodes(kube: Kube, nodes: list[dict]) -> None:
@@ -62,7 +62,7 @@ def register_nodes(kube: Kube, nodes: list[dict]) -> None:
     for node in nodes:
         wait_for(f"node {node['name']} Ready", lambda: any(
             c["type"] == "Ready" and c["status"] == "True"
-            for c in kube.get(f"/api/v1/nodes/{node['name']}").get("status", {}).get("conditions", [])), 120)
+            for c in kube.get(f"/api/v1/nodes/{node['name']}").get("status", {}).get("conditions") or []), 120)
         print(f"cluster: node {node['name']} registered and Ready (simulated kubelet)", flush=True)
 
 

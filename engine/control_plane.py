@@ -142,7 +142,8 @@ class ControlPlane:
         self._spawn("kwok", [
             f"--kubeconfig={self.home / 'kwok.kubeconfig'}", f"--config={config}", "--manage-all-nodes=false",
             "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake", "--node-ip=127.0.0.1",
-            "--cidr=10.244.0.0/16", "--server-address=127.0.0.1", f"--node-port={ports['kwok']}", "--v=INFO"])
+            "--cidr=10.244.0.0/16", f"--server-address=127.0.0.1:{ports['kwok']}",
+            f"--node-port={ports['kwok']}", "--node-lease-duration-seconds=40", "--v=INFO"])
 
     def stop(self) -> None:
         """SIGTERM each component in reverse order, SIGKILL what is still there after 20 s."""

@@ -19,8 +19,9 @@ import yaml
 from engine.control_plane import BIN, REPO, ControlPlane
 from engine.kube import Kube
 from engine.pulumi_cli import ProgramHost, cli_env
+from testkit.fakenode import ascend_files
 from testkit.fakenode.node import FakeNode
-from testkit.fakenode.packages import NEW, PackageSet
+from testkit.fakenode.packages import OLD, PackageSet
 from testkit.fakenode.sandbox import LOGS
 
 STACK = "e2e"
@@ -120,9 +121,9 @@ class World:
     def node_labels(self, name: str) -> dict:
         return self.kube.get(f"/api/v1/nodes/{name}")["metadata"].get("labels", {})
 
-    def installers(self) -> dict[str, list[tuple[str, str]]]:
-        """Installer runs per node so far, as (kind, flags)."""
-        return {name: node.installers_run() for name, node in self.nodes.items()}
+    def installed(self, name: str, kind: str) -> str | None:
+        """The version of `kind` the node has now (read from its version files), or None."""
+        return ascend_files.installed(self.nodes[name].root, kind, "aarch64")
 
 
 def copy_project(project: Path) -> None:
@@ -137,15 +138,16 @@ def node_entry(name: str, node: FakeNode, chip: str = "910B", runtime: str = "co
 
 
 def base_config(world: World, names: list[str]) -> dict:
-    """The stack the run starts from: every node of `names`, upload from the fake packages, this cluster."""
+    """The stack the run starts from: every node of `names` at the older release set (day 2 upgrades to NEW),
+    upload from the fake packages, this cluster."""
     return {
         "cluster": {"name": "e2e", "namespace": NAMESPACE, "containerRuntime": "containerd",
                     "kubeContext": world.plane.context},
         "ssh": {"user": "root", "port": world.port},
         "nodes": [node_entry(name, world.nodes[name]) for name in names],
-        "versions": dict(NEW),
+        "versions": dict(OLD),
         "packages": {"source": "upload", "directory": str(world.packages.directory),
-                     "files": world.packages.files_for(NEW)},
+                     "files": world.packages.files_for(OLD)},
         "rollout": {"canaries": [names[0]], "maxParallel": 1},
         "monitoring": {"prometheusOperator": True},
     }
