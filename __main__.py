@@ -4,12 +4,13 @@ import gc
 import pulumi
 
 from components.config.config_source import load_stack_spec
-from components.platform import COLLECTOR_PACE, AscendNpuPlatform, AscendNpuPlatformArgs
+from components.platform import COLLECTOR_PACE, ROOT_NAME, AscendNpuPlatform, AscendNpuPlatformArgs, root_aliases
 
 gc.set_threshold(*COLLECTOR_PACE)
 
 spec = load_stack_spec()
-platform = AscendNpuPlatform(spec.cluster.name, AscendNpuPlatformArgs(spec=spec))
+platform = AscendNpuPlatform(ROOT_NAME, AscendNpuPlatformArgs(spec=spec),
+                             opts=pulumi.ResourceOptions(aliases=root_aliases(spec)))
 
 pulumi.export("namespace", platform.namespace)
 pulumi.export("waves", platform.waves)

@@ -16,6 +16,16 @@ from components.host.layer import build_hosts
 # rescanning it (a dozen full collections); young collections every 2,000 allocations and a full one at most
 # every million bring that to about 1 s.
 COLLECTOR_PACE = (2_000, 10, 50)
+# Every resource's name starts with the root's, so the root's name must not follow the config: named after
+# `cluster.name`, renaming the cluster gave every Kubernetes object a new URN, and the engine created each new
+# one before deleting the old one with the same Kubernetes name (a server-side apply conflict on each).
+ROOT_NAME = "ascend-npu"
+
+
+def root_aliases(spec: StackSpec) -> list[pulumi.Alias]:
+    """Stacks first brought up when the root was named after `cluster.name` keep their resources: each child's
+    name starts with the root's, so the SDK derives every child's alias from this one."""
+    return [] if spec.cluster.name == ROOT_NAME else [pulumi.Alias(name=spec.cluster.name)]
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ def test_committed_stacks_pass_every_mandatory_rule(planned, stack):
 
 def test_graph_is_mermaid_with_components_as_boxes(planned):
     text = (planned["dev"][1] / "graph.mmd").read_text()
-    assert text.startswith("flowchart LR") and "subgraph" in text and "Namespace<br/>dev-ascend-cluster-namespace" in text
+    assert text.startswith("flowchart LR") and "subgraph" in text and "Namespace<br/>ascend-npu-cluster-namespace" in text
 
 
 def test_two_runs_register_byte_identical_inputs(planned, tmp_path):
@@ -108,3 +108,18 @@ def test_make_plan_runs_as_the_readme_says():
     result = subprocess.run(["make", "-s", "plan"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "stack dev:" in result.stdout and (ROOT / "build" / "dev" / "resources.json").exists()
+
+
+def test_resource_names_do_not_follow_the_cluster_name_and_older_stacks_are_aliased(planned):
+    """Renaming `cluster.name` must not give every resource a new URN (on the real engine each Kubernetes object
+    was then created again before its old twin, with the same Kubernetes name, was deleted)."""
+    from components.config import parse_stack
+    from components.platform import ROOT_NAME, root_aliases
+    from tests.stacks import load_stack
+
+    recorded = json.loads((planned["dev"][1] / "resources.json").read_text())
+    assert all(r["name"].startswith(f"{ROOT_NAME}-") for r in recorded if r["type"] != "pulumi:pulumi:Stack"
+               and r["name"] != ROOT_NAME)
+    raw = {k.split(":", 1)[1]: v for k, v in load_stack("dev")["config"].items()}
+    assert [a.name for a in root_aliases(parse_stack(raw))] == ["dev-ascend"]
+    assert root_aliases(parse_stack({**raw, "cluster": {**raw["cluster"], "name": ROOT_NAME}})) == []

@@ -22,14 +22,14 @@ class DeviceAdvertiser(threading.Thread):
     def __init__(self, kube: Kube, nodes: Callable[[], list[dict]], namespace: str, interval: float = 1.0):
         super().__init__(name="simulated-device-manager", daemon=True)
         self.kube, self.nodes, self.namespace, self.interval = kube, nodes, namespace, interval
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
         self.join(timeout=10)
 
     def run(self) -> None:
-        while not self._stop.wait(self.interval):
+        while not self._halt.wait(self.interval):
             try:
                 self.sync()
             except (ApiError, OSError):

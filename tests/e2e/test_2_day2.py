@@ -2,6 +2,7 @@
 added and removed, the SSH key rotated, then uninstall on destroy. Each checks the nodes' files and the API."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -12,6 +13,12 @@ from tests.e2e.world import NAMESPACE, STACK, World, node_entry
 
 CANARY, SECOND, THIRD, FOURTH = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03", "e2e-npu-04"
 FIRST_THREE = (CANARY, SECOND, THIRD)
+STEP_LINE = re.compile(r"^ [-+~]+\s+\S+ (\S+) (create|update|delete|replace)\b", re.MULTILINE)
+
+
+def planned_changes(preview_out: str) -> set[tuple[str, str]]:
+    """(operation, resource name) of every step line of a plain `pulumi preview`."""
+    return {(op, name) for name, op in STEP_LINE.findall(preview_out)}
 
 
 def upgraded(world: World) -> dict:
@@ -66,8 +73,11 @@ def test_a_node_removed_loses_its_labels_keeps_its_software_and_nobody_else_is_t
     config = world.config()
     config["nodes"] = [node for node in config["nodes"] if node["name"] != FOURTH]
     world.write_config(config)
-    preview = world.preview()
-    assert f"{FOURTH}-install delete" in preview.out.replace("  ", " ") or "delete" in preview.out
+    changes = planned_changes(world.preview().out)
+    assert changes == {(op, f"{prefix}{FOURTH}{suffix}") for op, prefix, suffix in (
+        ("delete", "ascend-npu-cluster-node-", ""), ("delete", "ascend-npu-", "-verify"),
+        ("delete", "ascend-npu-", "-install"), ("delete", "ascend-npu-", "-packages"), ("delete", "ascend-npu-", ""))}, \
+        changes
     before = {name: len(world.install_starts(name)) for name in FIRST_THREE}
     world.up()
     assert READY not in world.node_labels(FOURTH)
@@ -88,6 +98,19 @@ def test_an_ssh_key_rotated_through_the_cli_is_the_one_used_from_then_on(world: 
         shutil.copy(key.with_suffix(".pub"), world.nodes[name].ssh_dir / "authorized_keys")
     run = world.pulumi("preview", "--stack", STACK, "--non-interactive", "--expect-no-changes", check=False)
     assert run.code == 0, run.out[-3000:]
+
+
+def test_the_cluster_renamed_keeps_every_node_installed_and_labelled(world: World):
+    config = world.config()
+    config["cluster"] = {**config["cluster"], "name": "e2e-renamed"}
+    world.write_config(config)
+    before = {name: len(world.install_starts(name)) for name in FIRST_THREE}
+    world.up()
+    for name in FIRST_THREE:
+        assert uninstalls(world, name) == [] and world.installed(name, "driver") == NEW["driver"], name
+        assert world.node_labels(name).get(READY) == "true", name
+    assert {name: len(world.install_starts(name)) for name in FIRST_THREE} == before
+    assert len(world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets")) == 2
 
 
 def test_uninstall_on_destroy_then_destroy_removes_software_labels_and_objects(world: World):

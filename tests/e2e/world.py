@@ -26,7 +26,7 @@ from testkit.fakenode.sandbox import LOGS
 
 STACK = "e2e"
 PASSPHRASE = "e2e-passphrase-not-a-secret"
-NAMESPACE = "ascend-npu"
+NAMESPACE = "ascend-system"
 
 
 @dataclass
@@ -66,6 +66,7 @@ class World:
         return self.plane.kube()
 
     def env(self) -> dict[str, str]:
+        (self.root / "state").mkdir(exist_ok=True)
         return cli_env(self.root / "state", PASSPHRASE, self.plane.kubeconfig)
 
     def config(self) -> dict:
