@@ -38,7 +38,7 @@ def resolve_nodes(parsed: dict[str, Any]) -> tuple[list[NodeSpec], list[Problem]
                                                             f"{NODE_FIELDS[name]}"))
         if not missing and values["container_runtime"] is not None:
             nodes.append(NodeSpec(name=node.name, address=node.address, host_key=node.host_key, pool=node.pool,
-                                  wave=node.wave, **values))
+                                  wave=node.wave, previous_names=tuple(node.previous_names), **values))
     return nodes, problems
 
 
@@ -54,8 +54,25 @@ def check_identity(parsed: dict[str, Any]) -> list[Problem]:
                 problems.append(Problem(f"nodes[{i}].{key}", f"{preview(value)} is also nodes[{seen[value]}].{key}; "
                                                                f"each node needs its own {key}"))
             seen.setdefault(value, i)
+    problems += _previous_names(nodes, names)
     if "rollout" in parsed:
         problems += _canaries(parsed["rollout"].canaries, names, complete="nodes" in parsed and None not in nodes)
+    return problems
+
+
+def _previous_names(nodes: list, names: dict[str, int]) -> list[Problem]:
+    """A previous name is no node's name now, and belonged to one node only."""
+    problems, seen = [], {}
+    for i, node in enumerate(nodes):
+        for j, old in enumerate(node.previous_names if node is not None else ()):
+            field = f"nodes[{i}].previousNames[{j}]"
+            if old in names:
+                problems.append(Problem(field, f"{preview(old)} is nodes[{names[old]}].name now; list only names "
+                                               "no node has any more"))
+            elif old in seen:
+                problems.append(Problem(field, f"{preview(old)} is also {seen[old]}; a previous name belongs to "
+                                               "one server"))
+            seen.setdefault(old, field)
     return problems
 
 

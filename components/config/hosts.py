@@ -7,9 +7,9 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from enum import Enum
-from typing import Optional
+from typing import Annotated, Optional
 
-from pydantic import Field, field_validator
+from pydantic import Field, StringConstraints, field_validator
 
 from components.config.base import DNS_LABEL, DNS_SUBDOMAIN, LOGIN_NAME, SpecModel
 from components.config.redact import preview
@@ -154,6 +154,9 @@ class Node(SpecModel):
     npu_count: Optional[int] = Field(None, ge=1, le=64, description="Expected NPU count; overrides the pool.")
     container_runtime: Optional[ContainerRuntime] = Field(
         None, description="Container engine; overrides the pool and `cluster.containerRuntime`.")
+    previous_names: list[Annotated[str, StringConstraints(pattern=DNS_SUBDOMAIN, max_length=253)]] = Field(
+        default_factory=list, description="Names this server had in the stack before `name` changed: its host "
+                                          "steps keep their state (nothing is uninstalled or installed again).")
 
     _address = field_validator("address")(classmethod(lambda cls, v: address(v)))
     _key = field_validator("host_key")(classmethod(lambda cls, v: host_key(v)))
@@ -172,3 +175,4 @@ class NodeSpec:
     arch: Arch
     npu_count: int
     container_runtime: ContainerRuntime
+    previous_names: tuple[str, ...] = ()

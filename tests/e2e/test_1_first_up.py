@@ -14,6 +14,7 @@ import yaml
 from components.cluster.common.node_labels import READY
 from components.plan.stack_plan import plan
 from engine.control_plane import REPO
+from engine.kube import wait_for
 from engine.pulumi_cli import POLICY_LAUNCHER, versions
 from tests.e2e.world import NAMESPACE, STACK, World
 
@@ -86,9 +87,12 @@ def test_up_installs_the_hosts_in_waves_then_deploys_the_cluster_layer(world: Wo
         assert world.node_labels(name).get(READY) == "true", world.node_labels(name)
     kube = world.kube
     assert sorted(n["metadata"]["name"] for n in kube.items("/api/v1/nodes")) == sorted(world.config_node_names())
-    for ds in kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets"):
-        status = ds["status"]
-        assert status.get("numberReady") == status["desiredNumberScheduled"] == 3, (ds["metadata"]["name"], status)
+    # The provider awaits each DaemonSet's rollout when it is created, over the nodes labelled by then; a node
+    # labelled later gets its agents after that await, so `up` can end just before the last ones are ready.
+    daemonsets = f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets"
+    wait_for("both DaemonSets ready on the three nodes", lambda: all(
+        ds["status"].get("numberReady") == ds["status"].get("desiredNumberScheduled") == 3
+        for ds in kube.items(daemonsets)) and len(kube.items(daemonsets)) == 2, timeout=60)
     jobs = kube.items(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs")
     assert jobs and all(job["status"].get("succeeded") == 1 for job in jobs)
 

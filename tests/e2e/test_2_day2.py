@@ -113,14 +113,29 @@ def test_the_cluster_renamed_keeps_every_node_installed_and_labelled(world: Worl
     assert len(world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets")) == 2
 
 
-def test_uninstall_on_destroy_then_destroy_removes_software_labels_and_objects(world: World):
+def test_with_uninstall_on_destroy_a_renamed_node_is_relabelled_and_never_uninstalled(world: World):
     config = world.config()
     config["rollout"] = {**config["rollout"], "uninstallOnDestroy": True}
     world.write_config(config)
     world.up()
+    renamed = f"{THIRD}-b"
+    for node in config["nodes"]:
+        if node["name"] == THIRD:
+            node.update(name=renamed, previousNames=[THIRD])
+    register_nodes(world.kube, [n for n in config["nodes"] if n["name"] == renamed])  # its kubelet's new name
+    world.write_config(config)
+    world.up()
+    assert uninstalls(world, THIRD) == [] and world.installed(THIRD, "driver") == NEW["driver"]
+    assert world.node_labels(renamed).get(READY) == "true"
+    assert READY not in world.node_labels(THIRD)
+
+
+def test_destroy_uninstalls_and_removes_labels_and_objects(world: World):
     world.pulumi("destroy", "--stack", STACK, "--yes", "--skip-preview", "--non-interactive", program=False)
     for name in FIRST_THREE:
         assert world.installed(name, "driver") is None, name
+        assert len(uninstalls(world, name)) > 0, name
+    for name in world.config_node_names():
         assert READY not in world.node_labels(name)
     assert world.kube.find(f"/api/v1/namespaces/{NAMESPACE}") is None or \
         world.kube.get(f"/api/v1/namespaces/{NAMESPACE}")["status"].get("phase") == "Terminating"
