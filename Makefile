@@ -33,7 +33,7 @@ cluster-stop:
 	@$(PY) -m engine.cluster stop
 
 e2e: engine
-	ASCEND_E2E_REQUIRED=1 $(PY) -m pytest -q -p no:cacheprovider -s tests/e2e
+	ASCEND_E2E_REQUIRED=1 $(PY) -m pytest -v -p no:cacheprovider -s tests/e2e
 
 bench: $(STAMP)
 	@$(PY) -m bench
