@@ -14,8 +14,9 @@ from components.config.hosts import NodeSpec
 from components.config.packages import Source
 from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, with_mirror_credentials
 
-# /var/tmp exists on every host, so the upload always lands at /var/tmp/<directory name> (an existing remote
-# path gets the directory copied into it; a missing one would become the copy itself).
+# The upload lands at /var/tmp/<directory name>: pulumi-command v1.2.1 copies a directory source into
+# `remotePath/<its name>`, creating a missing remotePath first (provider/pkg/provider/remote/copyController.go);
+# file modes are not kept, so the installers run as `bash FILE`.
 UPLOAD_PARENT = "/var/tmp"
 # Dials back off to one every 5 s: 200 tries give a rebooting node at least about 16 minutes to come back.
 REBOOT_WAIT = {"dial_error_limit": 200, "per_dial_timeout": 10}
