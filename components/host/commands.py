@@ -179,8 +179,8 @@ def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGI
     delete = None
     if spec.rollout.uninstall_on_destroy:
         # pulumi-command v1.2.1 hands the delete command the stored stdin too, the install script
-        # (provider/pkg/provider/remote/commandController.go, Delete): the uninstall script travels inside the
-        # command and reads /dev/null.
+        # (provider/pkg/provider/remote/commandController.go Delete, commandOutputs.go run): the uninstall script is
+        # inside the command and reads /dev/null.
         delete = _command(spec, install_params, inline_script=script_text("uninstall"))
     versions_hash = f"versions:{_digest(*versions)}"
     install = HostStep(
