@@ -90,9 +90,10 @@ def test_up_installs_the_hosts_in_waves_then_deploys_the_cluster_layer(world: Wo
     # The provider awaits each DaemonSet's rollout when it is created, over the nodes labelled by then; a node
     # labelled later gets its agents after that await, so `up` can end just before the last ones are ready.
     daemonsets = f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets"
-    wait_for("both DaemonSets ready on the three nodes", lambda: all(
-        ds["status"].get("numberReady") == ds["status"].get("desiredNumberScheduled") == 3
-        for ds in kube.items(daemonsets)) and len(kube.items(daemonsets)) == 2, timeout=60)
+    wanted = {"ascend-device-plugin-910b": 3, "npu-exporter-containerd": 2, "npu-exporter-docker": 1}
+    wait_for(f"DaemonSets ready: {wanted}", lambda: {
+        ds["metadata"]["name"]: ds["status"].get("numberReady") for ds in kube.items(daemonsets)
+        if ds["status"].get("numberReady") == ds["status"].get("desiredNumberScheduled")} == wanted, timeout=60)
     jobs = kube.items(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs")
     assert jobs and all(job["status"].get("succeeded") == 1 for job in jobs)
 

@@ -145,7 +145,9 @@ def base_config(world: World, names: list[str]) -> dict:
         "cluster": {"name": "e2e", "namespace": NAMESPACE, "containerRuntime": "containerd",
                     "kubeContext": world.plane.context},
         "ssh": {"user": "root", "port": world.port},
-        "nodes": [node_entry(name, world.nodes[name]) for name in names],
+        # The last node runs Docker (daemon.json, cri-dockerd), the others containerd.
+        "nodes": [node_entry(name, world.nodes[name], runtime="docker" if name == names[-1] else "containerd")
+                  for name in names],
         "versions": dict(OLD),
         "packages": {"source": "upload", "directory": str(world.packages.directory),
                      "files": world.packages.files_for(OLD)},
