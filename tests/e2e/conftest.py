@@ -1,6 +1,7 @@
 """One end-to-end world for the session: fake nodes on loopback addresses, the local control plane, a stack."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -58,14 +59,16 @@ def world(tmp_path_factory) -> World:
     nodes = {name: FakeNode(root / name, packages, address=address, port=port)
              for name, address in zip(NODE_NAMES, ADDRESSES)}
     plane = ControlPlane(root / "cluster")
-    advertiser = None
-    try:
+    # Each part is stopped even when stopping another one fails: a leaked control plane outlives the run.
+    with contextlib.ExitStack() as stack:
         for node in nodes.values():
+            stack.callback(node.stop)
             node.start()
         # One client key for the stack, authorized on every node.
         key = nodes[NODE_NAMES[0]].ssh_dir / "client_key"
         for node in nodes.values():
             shutil.copy(key.with_suffix(".pub"), node.ssh_dir / "authorized_keys")
+        stack.callback(plane.stop)
         plane.start(kwok_stages_dir())
         prepare(plane.kube())
         world = World(root, packages, plane, nodes, port)
@@ -73,14 +76,9 @@ def world(tmp_path_factory) -> World:
         world.write_config(base_config(world, list(NODE_NAMES[:3])))
         register_nodes(plane.kube(), world.config()["nodes"])
         advertiser = DeviceAdvertiser(plane.kube(), lambda: world.config()["nodes"], NAMESPACE)
+        stack.callback(advertiser.stop)
         advertiser.start()
         world.pulumi("stack", "init", STACK, "--secrets-provider", "passphrase", program=False)
         world.pulumi("config", "set", "--secret", "sshPrivateKey", "--stack", STACK, program=False,
                      stdin=key.read_text())
         yield world
-    finally:
-        if advertiser is not None:
-            advertiser.stop()
-        plane.stop()
-        for node in nodes.values():
-            node.stop()
