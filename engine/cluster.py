@@ -9,6 +9,7 @@ import yaml
 
 from engine.control_plane import ENGINE_DIR, REPO, ControlPlane
 from engine.kube import Kube, wait_for
+from engine.pulumi_cli import versions
 
 CRD_DIR = REPO.parent / "shared" / "schemas" / "prometheus-operator"
 # What a user's cluster with the Prometheus Operator has before this stack arrives.
@@ -38,7 +39,7 @@ def simulated_node(node: dict) -> dict:
                                 "beta.kubernetes.io/os": "linux", "type": "kwok"}},
         "status": {"capacity": dict(NODE_CAPACITY), "allocatable": dict(NODE_CAPACITY),
                    "nodeInfo": {"architecture": arch, "operatingSystem": "linux",
-                                "kubeletVersion": "v1.36.3", "containerRuntimeVersion": "containerd://1.7.24"}},
+                                "kubeletVersion": versions()["KUBERNETES_VERSION"], "containerRuntimeVersion": "containerd://1.7.24"}},
     }
 
 
