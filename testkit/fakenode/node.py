@@ -25,6 +25,10 @@ STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "cri-dockerd", "
 DEFAULT_KNOBS = {"arch": "aarch64", "kernel": "5.10.0-182.0.0.95.oe2203sp3.aarch64"}
 STAGING = "var/cache/ascend-npu/packages"
 NODE_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
+# What a board of each chip shows: its PCI device under Huawei's vendor 19e5 (d802 910B, d500 310P, as Huawei's
+# log-collection script for CANN names them: PCIE_BDF_910B, PCIE_BDF_310P) and its `npu-smi info` fixture.
+CHIP_KNOBS = {"910B": {"pci-device": "d802", "npu-smi-fixture": "910b"},
+              "310P": {"pci-device": "d500", "npu-smi-fixture": "310p-duo"}}
 
 
 def missing_requirements() -> str | None:
@@ -197,6 +201,12 @@ Subsystem sftp {self.bin / 'sftp-server'}
             path.unlink(missing_ok=True)
         else:
             path.write_text(value)
+
+    def board(self, chip: str, cards: int) -> None:
+        """The node carries CARDS boards of CHIP (lspci lists each card once; npu-smi, the chosen fixture)."""
+        for name, value in CHIP_KNOBS[chip].items():
+            self.knob(name, value)
+        self.knob("pci-npus", str(cards))
 
     def path(self, host_path: str) -> Path:
         """Where a host path lives in the sandbox."""

@@ -9,7 +9,8 @@ from components.config.packages import Kind, parse_file_name, versions_match
 
 OLD = {"firmware": "7.1.0.6.220", "driver": "24.1.rc1", "cann": "8.0.RC2", "dockerRuntime": "6.0.RC3"}
 NEW = {"firmware": "7.3.0.1.231", "driver": "24.1.rc2", "cann": "8.0.RC3", "dockerRuntime": "6.0.0"}
-# (kind, chip, arch, file): two documented stacks for 910B on aarch64 (ASCEND-FACTS sections 2 and 4).
+# (kind, chip, arch, file): two documented stacks on aarch64 for 910B and for 310P, which takes the same driver and
+# firmware pair from CANN 8.0.RC1 (ASCEND-FACTS sections 2 and 4).
 FILES = (
     ("driver", "910B", "aarch64", "Ascend-hdk-910b-npu-driver_24.1.rc1_linux-aarch64.run"),
     ("driver", "910B", "aarch64", "Ascend-hdk-910b-npu-driver_24.1.rc2_linux-aarch64.run"),
@@ -19,6 +20,12 @@ FILES = (
     ("toolkit", None, "aarch64", "Ascend-cann-toolkit_8.0.RC3_linux-aarch64.run"),
     ("kernels", "910B", "aarch64", "Ascend-cann-kernels-910b_8.0.RC2_linux.run"),
     ("kernels", "910B", "aarch64", "Ascend-cann-kernels-910b_8.0.RC3_linux-aarch64.run"),
+    ("driver", "310P", "aarch64", "Ascend-hdk-310p-npu-driver_24.1.rc1_linux-aarch64.run"),
+    ("driver", "310P", "aarch64", "Ascend-hdk-310p-npu-driver_24.1.rc2_linux-aarch64.run"),
+    ("firmware", "310P", None, "Ascend-hdk-310p-npu-firmware_7.1.0.6.220.run"),
+    ("firmware", "310P", None, "Ascend-hdk-310p-npu-firmware_7.3.0.1.231.run"),
+    ("kernels", "310P", "aarch64", "Ascend-cann-kernels-310p_8.0.RC2_linux.run"),
+    ("kernels", "310P", "aarch64", "Ascend-cann-kernels-310p_8.0.RC3_linux-aarch64.run"),
     ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_6.0.RC3_linux-aarch64.run"),
     ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_6.0.0_linux-aarch64.run"),
     ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_26.1.0_linux-aarch64.run"),

@@ -14,7 +14,7 @@ from engine.control_plane import BIN, ControlPlane
 from testkit.fakenode.node import FakeNode, missing_requirements
 from testkit.fakenode.packages import build_packages
 from tests.e2e.simulated_devices import DeviceAdvertiser
-from tests.e2e.world import NAMESPACE, STACK, World, base_config, copy_project
+from tests.e2e.world import CHIPS, NAMESPACE, STACK, World, base_config, copy_project
 
 BINARIES = ("pulumi", "pulumi-resource-kubernetes", "etcd", "kube-apiserver", "kube-controller-manager",
             "kube-scheduler", "kwok")
@@ -61,9 +61,11 @@ def world(tmp_path_factory) -> World:
     plane = ControlPlane(root / "cluster")
     # Each part is stopped even when stopping another one fails: a leaked control plane outlives the run.
     with contextlib.ExitStack() as stack:
-        for node in nodes.values():
+        for name, node in nodes.items():
             stack.callback(node.stop)
             node.start()
+            if CHIPS.get(name) == "310P":
+                node.board("310P", cards=4)
         # One client key for the stack, authorized on every node.
         key = nodes[NODE_NAMES[0]].ssh_dir / "client_key"
         for node in nodes.values():

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.cluster.common.node_labels import READY
+from components.cluster.common.node_labels import ACCELERATOR, READY, RESOURCE_NAMES
 from components.plan.stack_plan import plan
 from engine.control_plane import REPO
 from engine.kube import wait_for
@@ -90,12 +90,30 @@ def test_up_installs_the_hosts_in_waves_then_deploys_the_cluster_layer(world: Wo
     # The provider awaits each DaemonSet's rollout when it is created, over the nodes labelled by then; a node
     # labelled later gets its agents after that await, so `up` can end just before the last ones are ready.
     daemonsets = f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets"
-    wanted = {"ascend-device-plugin-910b": 3, "npu-exporter-containerd": 2, "npu-exporter-docker": 1}
+    wanted = {"ascend-device-plugin-910b": 2, "ascend-device-plugin-310p": 1, "npu-exporter-containerd": 2,
+              "npu-exporter-docker": 1}
     wait_for(f"DaemonSets ready: {wanted}", lambda: {
         ds["metadata"]["name"]: ds["status"].get("numberReady") for ds in kube.items(daemonsets)
         if ds["status"].get("numberReady") == ds["status"].get("desiredNumberScheduled")} == wanted, timeout=60)
     jobs = kube.items(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs")
     assert jobs and all(job["status"].get("succeeded") == 1 for job in jobs)
+
+
+def test_each_chip_got_its_own_packages_and_its_resource(world: World):
+    """The 310P node ran the 310p driver, firmware and kernels (the 910B ones on the others), verify read its
+    eight chips from the 310P3 Duo `npu-smi info` layout, and the cluster sees it as a 310P node."""
+    for name, chip in ((CANARY, "910b"), (SECOND, "310p"), (THIRD, "910b")):
+        files = {call["kind"]: call["file"] for call in world.nodes[name].installer_calls()}
+        assert all(f"-{chip}" in files[kind] for kind in ("driver", "firmware", "kernels")), (name, files)
+        assert "-910b" not in files["toolkit"] and "-310p" not in files["toolkit"]
+    outputs = json.loads(world.pulumi("stack", "output", "nodes", "--json", "--stack", STACK, program=False).out)
+    chips = outputs[SECOND]["chips"]
+    assert len(chips) == 8 and {chip["name"] for chip in chips} == {"310P3"}, chips
+    assert [(chip["npu"], chip["chip"]) for chip in chips[:2]] == [(1, 0), (1, 1)], chips
+    labels = world.node_labels(SECOND)
+    assert labels.get(ACCELERATOR) == "huawei-Ascend310P", labels
+    status = world.kube.get(f"/api/v1/nodes/{SECOND}")["status"]
+    assert status["allocatable"].get(RESOURCE_NAMES["310P"]) == "8", status["allocatable"]
 
 
 def test_a_second_up_changes_nothing(world: World):

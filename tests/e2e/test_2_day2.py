@@ -110,7 +110,7 @@ def test_the_cluster_renamed_keeps_every_node_installed_and_labelled(world: Worl
         assert uninstalls(world, name) == [] and world.installed(name, "driver") == NEW["driver"], name
         assert world.node_labels(name).get(READY) == "true", name
     assert {name: len(world.install_starts(name)) for name in FIRST_THREE} == before
-    assert len(world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets")) == 3
+    assert len(world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets")) == 4
 
 
 def test_with_uninstall_on_destroy_a_renamed_node_is_relabelled_and_never_uninstalled(world: World):

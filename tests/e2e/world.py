@@ -25,6 +25,8 @@ from testkit.fakenode.packages import OLD, PackageSet
 from testkit.fakenode.sandbox import LOGS
 
 STACK = "e2e"
+# The second node is an Atlas 300I Duo inference server (four cards of two 310P3 chips); the others are 910B.
+CHIPS = {"e2e-npu-02": "310P"}
 PASSPHRASE = "e2e-passphrase-not-a-secret"
 NAMESPACE = "ascend-system"
 
@@ -133,9 +135,9 @@ def copy_project(project: Path) -> None:
     shutil.copy(REPO / "Pulumi.yaml", project / "Pulumi.yaml")
 
 
-def node_entry(name: str, node: FakeNode, chip: str = "910B", runtime: str = "containerd") -> dict:
-    return {"name": name, "address": node.address, "hostKey": node.host_key, "chip": chip, "arch": "aarch64",
-            "npuCount": 8, "containerRuntime": runtime}
+def node_entry(name: str, node: FakeNode, runtime: str = "containerd") -> dict:
+    return {"name": name, "address": node.address, "hostKey": node.host_key, "chip": CHIPS.get(name, "910B"),
+            "arch": "aarch64", "npuCount": 8, "containerRuntime": runtime}
 
 
 def base_config(world: World, names: list[str]) -> dict:

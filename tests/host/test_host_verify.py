@@ -21,6 +21,8 @@ EXPECTED = {
                   {"npu": 7, "chip": 0, "name": "910B3", "health": "OK", "busId": "0000:82:00.0"}),
     "310p": (4, {"npu": 2, "chip": 0, "name": "310P3", "health": "OK", "busId": "0000:01:00.0"},
              {"npu": 3, "chip": 1, "name": "310P3", "health": "OK", "busId": "0000:02:00.0"}),
+    "310p-duo": (8, {"npu": 1, "chip": 0, "name": "310P3", "health": "OK", "busId": "0000:01:00.0"},
+                 {"npu": 4, "chip": 1, "name": "310P3", "health": "OK", "busId": "0000:82:00.0"}),
     "a3": (8, {"npu": 0, "chip": 0, "name": "Ascend910", "health": "OK", "busId": "0000:9D:00.0"},
            {"npu": 3, "chip": 1, "name": "Ascend910", "health": "OK", "busId": "0000:B7:00.0"}),
 }
