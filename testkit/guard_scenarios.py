@@ -101,7 +101,7 @@ def npu_jobs_at_destroy(node) -> Outcome:
     installed = path.read_bytes()
     node.clear_logs()
     node.knob("npu-smi-fixture", "910b-wide")
-    result = node.run(node.steps(spec)["install"].delete)
+    result = node.destroy(spec)
     assert result.returncode != 0 and node.installer_calls() == [] and path.read_bytes() == installed
     message = line_with(result.stderr, "1 process(es) are using the NPUs (see npu-smi info) and would be killed: "
                                        "the driver or firmware is replaced or removed")
@@ -170,7 +170,7 @@ def multi_line_imports_with_comments(node) -> Outcome:
     drop_in = "/etc/containerd/conf.d/99-ascend-runtime.toml"
     assert path.read_text() == original.replace('"/etc/containerd/certs.toml",',
                                                 f'"/etc/containerd/certs.toml", "{drop_in}",')
-    removed = node.run(node.steps(spec)["install"].delete)
+    removed = node.destroy(spec)
     assert removed.returncode == 0, removed.stderr
     assert path.read_text() == original
     return Outcome(text_lost(original, path.read_text()), line_with(result.stdout, "containerd: ascend runtime added"))

@@ -51,11 +51,12 @@ def expected_host_edges(spec, resources) -> set[tuple[str, str]]:
     edges, previous = set(), []
     for wave in plan_waves(spec.nodes, spec.canaries, spec.rollout.max_parallel):
         for node in (n.name for n in wave):
-            urn = {s: step(resources, node, s).urn for s in (["packages"] if upload else []) + ["install", "verify"]}
-            first = urn["packages" if upload else "install"]
-            edges |= {(first, gate) for gate in previous}
-            edges |= {(urn["install"], urn["packages"])} if upload else set()
-            edges |= {(urn["verify"], urn["install"]), (patches[node], urn["verify"])}
+            copies = ["scripts", "packages"] if upload else ["scripts"]
+            urn = {s: step(resources, node, s).urn for s in copies + ["install", "verify", "on-destroy"]}
+            edges |= {(urn[copy], gate) for copy in copies for gate in previous}
+            edges |= {(urn["install"], urn[copy]) for copy in copies}
+            edges |= {(urn["verify"], urn["install"]), (urn["on-destroy"], urn["install"]),
+                      (patches[node], urn["verify"])}
         previous = [step(resources, n.name, "verify").urn for n in wave]
     if spec.validation.enabled:
         (job,) = (r for r in resources.values() if r.type == "kubernetes:batch/v1:Job")
@@ -89,21 +90,22 @@ def test_each_node_runs_install_then_verify_then_gets_its_labels(graph):
         assert resources[install.parent].type == HOST and install.parent == verify.parent
 
 
-def test_upload_stacks_copy_packages_before_install(graph):
+def test_every_node_gets_its_scripts_and_upload_stacks_their_packages_before_install(graph):
     stack, resources, waves = graph
-    copies = [r for r in resources.values() if r.type == "command:remote:CopyToRemote"]
-    if stack != "dev":
-        assert copies == []
-        return
+    copies = {r.name.rsplit("-", 1)[-1] for r in resources.values() if r.type == "command:remote:CopyToRemote"}
+    assert copies == ({"scripts", "packages"} if stack == "dev" else {"scripts"})
     for node in (n for wave in waves for n in wave):
-        copy = step(resources, node, "packages")
-        assert copy.urn in step(resources, node, "install").dependencies
-        assert copy.properties["remotePath"] == "/var/tmp"
+        for name in copies:
+            copy = step(resources, node, name)
+            assert copy.urn in step(resources, node, "install").dependencies
+            assert copy.properties["remotePath"] == "/var/tmp"
+            conn = copy.properties["connection"]["value"]  # a node that moves is staged again
+            assert copy.properties["triggers"] == [f"{conn['user']}@{conn['host']}:{int(conn['port'])}"]
 
 
 def test_wave_k_plus_1_starts_only_after_every_node_of_wave_k_verified(graph):
     stack, resources, waves = graph
-    first = "packages" if stack == "dev" else "install"
+    first = "scripts"
     for earlier, later in zip(waves, waves[1:]):
         gate = {step(resources, n, "verify").urn for n in earlier}
         for node in later:
@@ -131,8 +133,9 @@ def test_cost_per_node(graph):
             per_node[resources[r.parent].name] += 1
     nodes = sum(len(w) for w in waves)
     assert len(per_node) == nodes
-    # component + install + verify (+ package upload) on the host side, one NodePatch on the cluster side
-    expected = 4 if stack == "dev" else 3
+    # component, scripts, install, verify, on-destroy (+ package upload) on the host side; the NodePatch is the
+    # cluster layer's
+    expected = 6 if stack == "dev" else 5
     assert set(per_node.values()) == {expected}
 
 
@@ -158,13 +161,13 @@ def test_mirror_login_is_a_secret_on_the_install_stdin_only(tmp_path):
     from tests.stacks import load_stack, patched, write_stack
     stack = patched(load_stack("prod"), {"set": {"ascend-npu:mirrorCredentials": {"secure": "v1:bWlycm9yLWxvZ2lu"}}})
     resources = {r.urn: r for r in run_stack_file(write_stack(stack, tmp_path), "case")}
-    install = step(resources, "train-01.prod.corp.example", "install")
-    verify = step(resources, "train-01.prod.corp.example", "verify")
+    node = "train-01.prod.corp.example"
+    install = step(resources, node, "install")
     assert install.properties["stdin"][SIG_KEY] == SECRET_SIG
-    assert install.properties["stdin"]["value"].startswith("ASCEND_MIRROR_CREDENTIALS='[secret")
     assert mask(install.properties)["stdin"] == "[secret]"
+    assert "ASCEND_MIRROR_LOGIN=stdin" in install.properties["create"]
     assert "CREDENTIALS" not in install.properties["create"] and "@" not in install.properties["create"]
-    assert isinstance(verify.properties["stdin"], str)
+    assert all("stdin" not in step(resources, node, s).properties for s in ("verify", "on-destroy"))
 
 
 def test_plain_text_mirror_login_is_refused(tmp_path):

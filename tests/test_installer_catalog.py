@@ -10,7 +10,8 @@ import yaml
 from components.config import parse_stack
 from components.config.compatibility import load_matrix
 from components.config.problems import SpecError
-from components.host.commands import SCRIPTS, runtime_record_version
+from components.host.commands import runtime_record_version
+from components.host.script_set import SCRIPTS
 from components.releases.catalog import component_releases, known_releases
 from testkit.fakenode.packages import NEW, build_packages, stack_config
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from components.config import parse_stack
-from components.config.local_files import local_file_problems
+from components.config.local_files import agent_problems, local_file_problems
 from tests.stacks import load_stack
 
 DEV = {k.split(":", 1)[1]: v for k, v in load_stack("dev")["config"].items()}
@@ -35,3 +35,14 @@ def test_a_complete_directory_and_a_mirror_stack_have_no_problem(tmp_path):
     mirror = {**DEV, "packages": {**DEV["packages"], "source": "mirror", "mirrorUrl": "https://mirror.example/ascend"}}
     mirror["packages"].pop("directory")
     assert local_file_problems(parse_stack(mirror, private_key=None), tmp_path) == []
+
+
+def test_the_agent_is_used_only_when_the_stack_says_so():
+    """pulumi-command v1.2.1 dials SSH_AUTH_SOCK whenever it is non-empty, even beside sshPrivateKey."""
+    keyed = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": False}}, private_key="KEY", private_key_is_secret=True)
+    agent = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": True}}, private_key=None)
+    assert [p.field for p in agent_problems(keyed, {"SSH_AUTH_SOCK": "/run/user/0/agent.sock"})] == ["sshPrivateKey"]
+    assert "SSH_AUTH_SOCK= pulumi up" in agent_problems(keyed, {"SSH_AUTH_SOCK": "/tmp/a"})[0].message
+    assert agent_problems(keyed, {"SSH_AUTH_SOCK": ""}) == agent_problems(keyed, {}) == []
+    assert [p.field for p in agent_problems(agent, {})] == ["ssh.useAgent"]
+    assert agent_problems(agent, {"SSH_AUTH_SOCK": "/tmp/a"}) == []

@@ -123,3 +123,18 @@ def test_resource_names_do_not_follow_the_cluster_name_and_older_stacks_are_alia
     raw = {k.split(":", 1)[1]: v for k, v in load_stack("dev")["config"].items()}
     assert [a.name for a in root_aliases(parse_stack(raw))] == ["dev-ascend"]
     assert root_aliases(parse_stack({**raw, "cluster": {**raw["cluster"], "name": ROOT_NAME}})) == []
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_each_node_stores_at_most_16_kb_of_inputs_and_no_script(planned, stack):
+    """The engine rewrites the state at each step of an `up`: per node it holds hashes, not the ~100 KB of scripts;
+    no command sends its previous output as SSH env requests, and none but a mirror login reads stdin."""
+    resources = json.loads((planned[stack][1] / "resources.json").read_text())
+    nodes = [r["inputs"]["node"] for r in resources if r["type"] == "ascend-npu:index:AscendHost"]
+    per_node = {node: sum(len(json.dumps(r["inputs"])) for r in resources if r["name"].endswith(
+        tuple(f"-{node}{suffix}" for suffix in ("", "-install", "-verify", "-on-destroy", "-scripts", "-packages"))))
+        for node in nodes}
+    assert nodes and max(per_node.values()) <= 16 * 1024, per_node
+    commands = [r["inputs"] for r in resources if r["type"] == "command:remote:Command"]
+    assert commands and all(c["addPreviousOutputInEnv"] is False and "stdin" not in c for c in commands)
+    assert not any("STEP=install" in json.dumps(c) for c in commands)  # the scripts travel by copy, not inputs

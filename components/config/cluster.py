@@ -10,6 +10,7 @@ from components.config.base import CPU, DNS_LABEL, DNS_SUBDOMAIN, MEMORY, SpecMo
 from components.config.hosts import ContainerRuntime
 from components.config.images import Image
 from components.config.redact import preview, preview_key
+from components.config.timeouts import StepTimeouts
 from components.config.releases import DEVICE_PLUGIN, EXPORTER, DevicePluginReleaseOverride, \
     ExporterReleaseOverride, pinned_release
 
@@ -57,6 +58,9 @@ class Rollout(SpecModel):
                                                      "refuse before any installer, naming both versions).")
     allow_disruption: bool = Field(False, description="Replace driver or firmware and restart the container engine "
                                                       "while NPU work runs (kills it); default: refuse such a node.")
+    timeouts: StepTimeouts = Field(default_factory=StepTimeouts,
+                                   description="Time limits of each installer and engine restart on a node; a step "
+                                               "that runs out fails, naming the kind, the node and the log.")
 
     @field_validator("max_parallel")
     @classmethod

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Collection, Mapping
 
-from components.config.local_files import local_file_problems
+from components.config.local_files import agent_problems, local_file_problems
 from components.config.problems import NAMESPACE, SpecError
 from components.config.stack import CONFIG_KEYS, StackSpec, parse_stack
 
@@ -66,9 +67,10 @@ def load_stack_spec() -> StackSpec:
         spec = spec_from_values(values, secret_keys, secrets)
     except SpecError as exc:
         raise StackConfigError(exc.problems) from None
-    # The offline plan runs under mocks, which read no local file: it plans a stack whose packages are elsewhere.
+    # The offline plan runs under mocks, which read no local file and dial nothing: it plans a stack whose packages
+    # are elsewhere, from any shell.
     if not isinstance(runtime_settings.get_monitor(), MockMonitor):
-        problems = local_file_problems(spec, Path.cwd())
+        problems = local_file_problems(spec, Path.cwd()) + agent_problems(spec, os.environ)
         if problems:
             raise StackConfigError(problems)
     return spec

@@ -1,7 +1,9 @@
-"""What the engine itself reads from this machine before anything runs: the upload directory and its files."""
+"""What the engine itself takes from this machine before anything runs: the upload directory and its files, and the
+SSH agent of this environment."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Mapping
 
 from components.config.packages import Source
 from components.config.problems import Problem
@@ -22,3 +24,19 @@ def local_file_problems(spec: StackSpec, cwd: Path) -> list[Problem]:
     return [Problem(f"packages.files[{i}].file", f"`{pkg.file}` is not in `{packages.directory}`: "
                                                  "copy it there (the sha256 in the stack must match it)")
             for i, pkg in enumerate(packages.files) if not (directory / pkg.file).is_file()]
+
+
+def agent_problems(spec: StackSpec, environ: Mapping[str, str]) -> list[Problem]:
+    """The SSH agent is used exactly when the stack says so: pulumi-command v1.2.1 offers an agent's keys whenever
+    SSH_AUTH_SOCK is non-empty in its environment (this one), after sshPrivateKey's
+    (provider/pkg/provider/remote/connection.go, connection_unix.go tryGetDefaultAgentSocket)."""
+    socket = environ.get("SSH_AUTH_SOCK", "")
+    if spec.ssh_private_key is not None and socket:
+        return [Problem("sshPrivateKey", "is set while SSH_AUTH_SOCK is too: the command provider would also offer "
+                                         "the agent's keys, so a node that refuses the stack's key could still let "
+                                         "in another one; run `SSH_AUTH_SOCK= pulumi up`, or use the agent alone "
+                                         "(ssh.useAgent: true, no sshPrivateKey)")]
+    if spec.ssh.use_agent and not socket:
+        return [Problem("ssh.useAgent", "true, but SSH_AUTH_SOCK is not set here: start an agent and add the key "
+                                        "(`eval $(ssh-agent) && ssh-add KEYFILE`), or set sshPrivateKey instead")]
+    return []

@@ -12,7 +12,8 @@ from pulumi_command import remote
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.config.packages import Source
-from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, with_mirror_credentials
+from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, mirror_login_stdin
+from components.host.script_set import STAGED_PARENT, local_script_set
 
 # The upload lands at /var/tmp/<directory name>: pulumi-command v1.2.1 copies a directory source into
 # `remotePath/<its name>`, creating a missing remotePath first (provider/pkg/provider/remote/copyController.go);
@@ -59,40 +60,54 @@ def _verified(stdout: Optional[str]) -> dict:
     return json.loads(lines[-1]) if lines else {}
 
 
+def restage_triggers(node: NodeSpec, spec: StackSpec) -> list[str]:
+    """A copy lands again when the host it went to changes: only `triggers` makes CopyToRemote v1.2.1 copy anew
+    (copyController.go Update copies only on a new source hash or remotePath)."""
+    return [f"{spec.ssh.user}@{node.address}:{spec.ssh.port}"]
+
+
 class AscendHost(pulumi.ComponentResource):
-    """A node: packages staged (upload only), NPU stack and container runtime installed, then verified."""
+    """A node: scripts and packages staged, NPU stack and container runtime installed, verified, destroy recorded."""
 
     install: remote.Command
     verify: remote.Command
+    on_destroy: remote.Command
     verified: pulumi.Output[dict]
 
     def __init__(self, name: str, args: AscendHostArgs, opts: Optional[pulumi.ResourceOptions] = None):
         spec, node = args.spec, args.node
         super().__init__("ascend-npu:index:AscendHost", name, host_facts(spec, node), opts)
         conn = connection(spec, node)
-        first_after = list(args.after)
+        after = list(args.after)
+        copy = pulumi.ResourceOptions(parent=self, depends_on=after)
+        self.scripts = remote.CopyToRemote(
+            f"{name}-scripts", connection=conn, source=pulumi.FileArchive(local_script_set()),
+            remote_path=STAGED_PARENT, triggers=restage_triggers(node, spec), opts=copy)
+        staged = [self.scripts]
         staging = DEFAULT_STAGING
         if spec.packages.source is Source.UPLOAD:
             directory = spec.packages.directory.rstrip("/")
             staging = f"{UPLOAD_PARENT}/{os.path.basename(directory)}"
             self.packages = remote.CopyToRemote(
-                f"{name}-packages", connection=conn, source=pulumi.FileArchive(directory),
-                remote_path=UPLOAD_PARENT, opts=pulumi.ResourceOptions(parent=self, depends_on=first_after))
-            first_after = [self.packages]
+                f"{name}-packages", connection=conn, source=pulumi.FileArchive(directory), remote_path=UPLOAD_PARENT,
+                triggers=restage_triggers(node, spec), opts=copy)
+            staged.append(self.packages)
         steps = host_steps(spec, node, staging_dir=staging)
-        install_stdin = steps["install"].stdin
+        install_stdin = None
         if spec.mirror_credentials is not None and spec.packages.source is Source.MIRROR:
-            install_stdin = pulumi.Output.secret(spec.mirror_credentials).apply(
-                lambda login: with_mirror_credentials(steps["install"].stdin, login))
-        self.install = self._command(name, steps["install"], conn, first_after, stdin=install_stdin)
+            install_stdin = pulumi.Output.secret(spec.mirror_credentials).apply(mirror_login_stdin)
+        self.install = self._command(name, steps["install"], conn, staged, stdin=install_stdin)
         self.verify = self._command(name, steps["verify"], connection(spec, node, spec.rollout.allow_reboot),
                                     [self.install], triggers=list(steps["install"].triggers) +
                                     list(steps["verify"].triggers))
+        self.on_destroy = self._command(name, steps["on_destroy"], conn, [self.install])
         self.verified = self.verify.stdout.apply(_verified)
         self.register_outputs({"verified": self.verified})
 
     def _command(self, name: str, step: HostStep, conn: remote.ConnectionArgs, after: list,
                  triggers: Optional[list] = None, stdin: pulumi.Input[str] | None = None) -> remote.Command:
-        return remote.Command(f"{name}-{step.name}", connection=conn, create=step.create, stdin=stdin or step.stdin,
-                              delete=step.delete, triggers=triggers,
+        # No previous output as SSH env requests (sshd refuses them, a warning on every re-run): commands.go
+        # addPreviousOutputInEnv defaults to true in v1.2.1.
+        return remote.Command(f"{name}-{step.name}", connection=conn, create=step.create, stdin=stdin,
+                              delete=step.delete, triggers=triggers, add_previous_output_in_env=False,
                               opts=pulumi.ResourceOptions(parent=self, depends_on=after))

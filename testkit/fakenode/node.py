@@ -14,6 +14,7 @@ from pathlib import Path
 from components.config import StackSpec, parse_stack
 from components.config.packages import Source
 from components.host import HostStep, host_steps, node_packages
+from components.host.script_set import SET_STEPS, STAGED_NAME, STAGED_PARENT, script_text
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import NEW, PackageSet, stack_config
 from testkit.fakenode.sandbox import KNOBS, LOGS
@@ -80,6 +81,12 @@ class FakeNode:
         if self._sshd is not None and self._sshd.poll() is None:
             self._sshd.terminate()
             self._sshd.wait(timeout=10)
+
+    def move(self, address: str) -> None:
+        """The server comes back on another address (same disk, same host key): sshd listens there instead."""
+        self.stop()
+        self.address = address
+        self._start_sshd()
 
     def _make_sandbox(self) -> None:
         for directory in (STAGING, KNOBS, LOGS, "etc", "home", "tmp", "var/tmp", "proc/sys/kernel/random",
@@ -164,14 +171,13 @@ Subsystem sftp {self.bin / 'sftp-server'}
         """COMMAND over SSH with the host key pinned, as pulumi-command runs it."""
         return subprocess.run(self._ssh(command), input=stdin, capture_output=True, text=True, timeout=timeout)
 
-    def start_step(self, spec: StackSpec, step: str = "install") -> subprocess.Popen:
+    def start_step(self, spec: StackSpec, step: str = "install", stdin: str = "") -> subprocess.Popen:
         """run_step without waiting: the SSH client process, its stdin already sent and closed."""
-        if step == "install" and spec.packages.source is Source.UPLOAD:
-            self.upload(spec)
+        self.stage(spec, step)
         chosen = self.steps(spec)[step]
         client = subprocess.Popen(self._ssh(chosen.create), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True)
-        client.stdin.write(chosen.stdin)
+        client.stdin.write(stdin)
         client.stdin.close()
         return client
 
@@ -187,12 +193,30 @@ Subsystem sftp {self.bin / 'sftp-server'}
         for pkg in node_packages(spec, spec.nodes[0]):
             shutil.copy(self.packages.directory / pkg.file, self.root / STAGING / pkg.file)
 
-    def run_step(self, spec: StackSpec, step: str = "install") -> subprocess.CompletedProcess:
-        """Upload (for an upload stack's install), then run the step exactly as host_steps() gives it."""
+    def stage_scripts(self) -> None:
+        """What the component's `-scripts` copy does: every step's script into /var/tmp/ascend-npu-scripts."""
+        staged = self.path(f"{STAGED_PARENT}/{STAGED_NAME}")
+        staged.mkdir(parents=True, exist_ok=True)
+        for step in SET_STEPS:
+            (staged / f"{step}.sh").write_text(script_text(step))
+
+    def stage(self, spec: StackSpec, step: str) -> None:
+        """The copies a step depends on: the scripts, and for an upload stack's install the packages."""
+        self.stage_scripts()
         if step == "install" and spec.packages.source is Source.UPLOAD:
             self.upload(spec)
-        chosen = self.steps(spec)[step]
-        return self.run(chosen.create, chosen.stdin)
+
+    def run_step(self, spec: StackSpec, step: str = "install", stdin: str = "") -> subprocess.CompletedProcess:
+        """Stage what the step needs, then run it exactly as host_steps() gives it."""
+        self.stage(spec, step)
+        return self.run(self.steps(spec)[step].create, stdin)
+
+    def destroy(self, spec: StackSpec) -> subprocess.CompletedProcess:
+        """What `pulumi destroy` does here after an `up` of SPEC: the on-destroy step's record, then its delete."""
+        recorded = self.run_step(spec, "on_destroy")
+        if recorded.returncode != 0:
+            return recorded
+        return self.run(self.steps(spec)["on_destroy"].delete)
 
     def knob(self, name: str, value: str | None = None) -> None:
         """Set a stand-in's knob, or remove it with None."""

@@ -3,12 +3,13 @@ npu-smi, df.
 
 The fake node's bin directory holds one tiny wrapper per tool that runs `standins.py <tool> ARGS...`.
 Knobs (files under fake/knobs/): arch, kernel, pci-npus, pci-device, npu-smi-fixture, npu-smi-health ("NPU VALUE"),
-npu-smi-drop (an NPU id), npu-smi-fail, free-kb, cri-dockerd-version.
+npu-smi-drop (an NPU id), npu-smi-fail, free-kb, cri-dockerd-version, restart-sleep.
 """
 from __future__ import annotations
 
 import re
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -44,6 +45,8 @@ def lspci(args: list[str]) -> int:
 
 def systemctl(args: list[str]) -> int:
     sandbox.log("systemctl.log", " ".join(args))
+    if args[:1] == ["restart"]:  # a unit that takes this long to come back (knob `restart-sleep`, seconds)
+        time.sleep(float(sandbox.knob("restart-sleep", "0")))
     if args[:1] == ["reboot"]:  # the node comes back with a new boot id
         (sandbox.root() / "proc/sys/kernel/random/boot_id").write_text(str(uuid.uuid4()) + "\n")
     return 0

@@ -14,7 +14,7 @@ from engine.control_plane import BIN, ControlPlane
 from testkit.fakenode.node import FakeNode, missing_requirements
 from testkit.fakenode.packages import build_packages
 from tests.e2e.simulated_devices import DeviceAdvertiser
-from tests.e2e.world import CHIPS, NAMESPACE, STACK, World, base_config, copy_project
+from tests.e2e.world import CHIPS, MOVED_ADDRESS, NAMESPACE, STACK, World, base_config, copy_project
 
 BINARIES = ("pulumi", "pulumi-resource-kubernetes", "etcd", "kube-apiserver", "kube-controller-manager",
             "kube-scheduler", "kwok")
@@ -31,13 +31,13 @@ def _why_not() -> str | None:
 
 
 def _shared_port() -> int:
-    """A port free on every node address."""
+    """A port free on every node address, and on the one a node moves to."""
     for _ in range(50):
         with socket.socket() as probe:
             probe.bind((ADDRESSES[0], 0))
             port = probe.getsockname()[1]
         try:
-            for address in ADDRESSES[1:]:
+            for address in (*ADDRESSES[1:], MOVED_ADDRESS):
                 with socket.socket() as other:
                     other.bind((address, port))
             return port

@@ -77,6 +77,14 @@ def test_an_extra_resource_that_breaks_a_mandatory_rule_blocks_up(world: World, 
     assert all(not starts for starts in map(world.install_starts, world.nodes)), "up ran hosts despite the pack"
 
 
+def test_an_ssh_agent_beside_the_stacks_key_is_refused_before_anything_runs(world: World, tmp_path: Path):
+    """pulumi-command v1.2.1 would offer the agent's keys after sshPrivateKey's; the program refuses instead."""
+    run = world.preview(check=False, extra_env={"SSH_AUTH_SOCK": str(tmp_path / "agent.sock")})
+    assert run.code != 0 and "ascend-npu:sshPrivateKey: is set while SSH_AUTH_SOCK is too" in run.out, run.out[-3000:]
+    assert "Traceback" not in run.out
+    assert all(not starts for starts in map(world.install_starts, world.nodes))
+
+
 def test_up_installs_the_hosts_in_waves_then_deploys_the_cluster_layer(world: World, pack: Path):
     world.up("--policy-pack", str(pack))
     starts = {name: world.install_starts(name) for name in (CANARY, SECOND, THIRD)}
@@ -122,13 +130,19 @@ def test_a_second_up_changes_nothing(world: World):
 
 
 def test_stack_export_bytes_per_node(world: World):
+    """Printed: the whole state, each node's resources, and their stored inputs (at most 16 KB a node)."""
     run = world.pulumi("stack", "export", "--stack", STACK, program=False)
     state = json.loads(run.out)
     per_node: dict[str, int] = {}
+    inputs: dict[str, int] = {}
     for resource in state["deployment"]["resources"]:
         for name in world.config_node_names():
             if f"-{name}" in resource["urn"]:
                 per_node[name] = per_node.get(name, 0) + len(json.dumps(resource))
+                inputs[name] = inputs.get(name, 0) + len(json.dumps(resource.get("inputs", {})))
     total = len(run.out)
-    print(f"e2e: state {total} bytes; per node: " + ", ".join(f"{n} {b}" for n, b in sorted(per_node.items())))
+    print(f"e2e: state {total} bytes; per node (whole / inputs): " +
+          ", ".join(f"{n} {b} / {inputs[n]}" for n, b in sorted(per_node.items())))
     assert per_node and all(size > 0 for size in per_node.values())
+    assert max(inputs.values()) <= 16 * 1024, inputs
+    assert not any("STEP=install" in json.dumps(r) for r in state["deployment"]["resources"])

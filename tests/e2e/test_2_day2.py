@@ -9,7 +9,7 @@ import subprocess
 from components.cluster.common.node_labels import READY
 from engine.cluster import register_nodes
 from testkit.fakenode.packages import NEW, OLD
-from tests.e2e.world import NAMESPACE, STACK, World, node_entry
+from tests.e2e.world import MOVED_ADDRESS, NAMESPACE, STACK, World, node_entry
 
 CANARY, SECOND, THIRD, FOURTH = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03", "e2e-npu-04"
 FIRST_THREE = (CANARY, SECOND, THIRD)
@@ -76,8 +76,8 @@ def test_a_node_removed_loses_its_labels_keeps_its_software_and_nobody_else_is_t
     changes = planned_changes(world.preview().out)
     assert changes == {(op, f"{prefix}{FOURTH}{suffix}") for op, prefix, suffix in (
         ("delete", "ascend-npu-cluster-node-", ""), ("delete", "ascend-npu-", "-verify"),
-        ("delete", "ascend-npu-", "-install"), ("delete", "ascend-npu-", "-packages"), ("delete", "ascend-npu-", ""))}, \
-        changes
+        ("delete", "ascend-npu-", "-install"), ("delete", "ascend-npu-", "-packages"), ("delete", "ascend-npu-", ""),
+        ("delete", "ascend-npu-", "-scripts"), ("delete", "ascend-npu-", "-on-destroy"))}, changes
     before = {name: len(world.install_starts(name)) for name in FIRST_THREE}
     world.up()
     assert READY not in world.node_labels(FOURTH)
@@ -113,11 +113,45 @@ def test_the_cluster_renamed_keeps_every_node_installed_and_labelled(world: Worl
     assert len(world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets")) == 4
 
 
-def test_with_uninstall_on_destroy_a_renamed_node_is_relabelled_and_never_uninstalled(world: World):
+def test_a_node_on_a_new_address_gets_its_scripts_and_packages_staged_again(world: World):
+    """The server re-addressed, as a reinstalled or moved host: nothing of ours in its /var/tmp any more."""
+    node = world.nodes[SECOND]
+    node.move(MOVED_ADDRESS)
+    shutil.rmtree(node.root / "var/tmp")
+    (node.root / "var/tmp").mkdir()
+    config = world.config()
+    for entry in config["nodes"]:
+        if entry["name"] == SECOND:
+            entry["address"] = MOVED_ADDRESS
+    world.write_config(config)
+    changes = planned_changes(world.preview().out)
+    assert {("replace", f"ascend-npu-{SECOND}-{copy}") for copy in ("scripts", "packages")} <= changes, changes
+    before = {name: len(world.install_starts(name)) for name in FIRST_THREE}
+    world.up()
+    assert (node.root / "var/tmp/ascend-npu-scripts/install.sh").exists()
+    assert any(p.name.startswith("Ascend-hdk-310p-npu-driver") for p in (node.root / "var/tmp").rglob("*.run"))
+    assert world.node_labels(SECOND).get(READY) == "true" and uninstalls(world, SECOND) == []
+    # The moved node's install re-ran (idempotently: it installs nothing it has); nobody else's did.
+    assert {name: len(world.install_starts(name)) - before[name] for name in FIRST_THREE if name != SECOND} == \
+        {CANARY: 0, THIRD: 0}
+
+
+def test_turning_uninstall_on_destroy_on_reruns_no_installer(world: World):
     config = world.config()
     config["rollout"] = {**config["rollout"], "uninstallOnDestroy": True}
     world.write_config(config)
+    changes = planned_changes(world.preview().out)
+    assert changes == {("update", f"ascend-npu-{name}-on-destroy") for name in FIRST_THREE}, changes
+    before = {name: len(world.install_starts(name)) for name in FIRST_THREE}
     world.up()
+    assert {name: len(world.install_starts(name)) for name in FIRST_THREE} == before
+    for name in FIRST_THREE:
+        record = (world.nodes[name].root / "var/lib/ascend-npu/on-destroy.env").read_text()
+        assert "ASCEND_ON_DESTROY=uninstall" in record.splitlines(), record
+
+
+def test_with_uninstall_on_destroy_a_renamed_node_is_relabelled_and_never_uninstalled(world: World):
+    config = world.config()
     renamed = f"{THIRD}-b"
     for node in config["nodes"]:
         if node["name"] == THIRD:
@@ -128,6 +162,25 @@ def test_with_uninstall_on_destroy_a_renamed_node_is_relabelled_and_never_uninst
     assert uninstalls(world, THIRD) == [] and world.installed(THIRD, "driver") == NEW["driver"]
     assert world.node_labels(renamed).get(READY) == "true"
     assert READY not in world.node_labels(THIRD)
+
+
+def test_with_uninstall_on_destroy_a_node_renamed_without_previous_names_is_never_uninstalled(world: World):
+    """Without previousNames the new name's steps are created and the old name's deleted, on the same host: the old
+    delete finds the host recorded under the new name and does nothing."""
+    config = world.config()
+    renamed = f"{SECOND}-b"
+    for node in config["nodes"]:
+        if node["name"] == SECOND:
+            node["name"] = renamed
+    register_nodes(world.kube, [n for n in config["nodes"] if n["name"] == renamed])
+    world.write_config(config)
+    changes = planned_changes(world.preview().out)
+    assert ("delete", f"ascend-npu-{SECOND}-on-destroy") in changes and \
+        ("create", f"ascend-npu-{renamed}-on-destroy") in changes, changes
+    run = world.up()
+    assert f"this host is now the stack's node {renamed}, not {SECOND}: nothing done" in run.out, run.out[-3000:]
+    assert uninstalls(world, SECOND) == [] and world.installed(SECOND, "driver") == NEW["driver"]
+    assert world.node_labels(renamed).get(READY) == "true" and READY not in world.node_labels(SECOND)
 
 
 def test_destroy_uninstalls_and_removes_labels_and_objects(world: World):

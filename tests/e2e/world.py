@@ -25,6 +25,8 @@ from testkit.fakenode.packages import OLD, PackageSet
 from testkit.fakenode.sandbox import LOGS
 
 STACK = "e2e"
+# Where day 2 moves the second node (a re-addressed server).
+MOVED_ADDRESS = "127.0.0.6"
 # The second node is an Atlas 300I Duo inference server (four cards of two 310P3 chips); the others are 910B.
 CHIPS = {"e2e-npu-02": "310P"}
 PASSPHRASE = "e2e-passphrase-not-a-secret"
@@ -84,9 +86,10 @@ class World:
         self.stack_file.write_text(yaml.safe_dump(current, sort_keys=False))
 
     def pulumi(self, *args: str, program: bool = True, check: bool = True, stdin: Optional[str] = None,
-               timeout: float = 1800, extra_resources: Optional[Path] = None) -> Run:
+               timeout: float = 1800, extra_resources: Optional[Path] = None,
+               extra_env: Optional[dict[str, str]] = None) -> Run:
         """The real CLI in the project folder; with `program`, this program served to it (engine.program_host)."""
-        env, words = self.env(), [str(BIN / "pulumi"), *args]
+        env, words = {**self.env(), **(extra_env or {})}, [str(BIN / "pulumi"), *args]
         if extra_resources is not None:
             env["ASCEND_NPU_EXTRA_RESOURCES"] = str(extra_resources)
         start = time.monotonic()

@@ -5,7 +5,7 @@ import importlib
 import sys
 from types import ModuleType
 
-from components.host.commands import SCRIPTS
+from components.host.script_set import SCRIPTS
 
 
 def part(name: str) -> ModuleType:

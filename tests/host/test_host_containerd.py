@@ -181,7 +181,7 @@ def test_2x_uninstall_removes_the_drop_in_and_its_import(node, config):
     spec = node.spec(uninstall=True)
     assert node.run_step(spec, "install").returncode == 0
     node.clear_logs()
-    result = node.run(node.steps(spec)["install"].delete)
+    result = node.destroy(spec)
     assert result.returncode == 0, result.stderr
     assert path.read_text() == V3
     assert not node.path("/etc/containerd/conf.d/99-ascend-runtime.toml").exists()

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from components.host import node_packages, with_mirror_credentials
+from components.config import parse_stack
+from components.host import mirror_login_stdin, node_packages
 from testkit.fakenode import ascend_files
 from testkit.fakenode.mirror import serve_directory
 from testkit.fakenode.node import step_report
-from testkit.fakenode.packages import NEW, OLD
+from testkit.fakenode.packages import NEW, OLD, stack_config
 
 # The runtime installer edits a scratch engine config, never the live one.
 SCRATCH = "--config-file-path=/var/lib/ascend-npu/runtime-installer/engine-config"
@@ -128,8 +129,8 @@ def test_checksum_mismatch_is_refused_before_any_installer(node):
     node.upload(spec)
     staged = node.path("/var/cache/ascend-npu/packages/Ascend-cann-toolkit_8.0.RC3_linux-aarch64.run")
     staged.write_text(staged.read_text() + "# tampered\n")
-    chosen = node.steps(spec)["install"]
-    result = node.run(chosen.create, chosen.stdin)  # no fresh upload: the damaged file stays
+    node.stage_scripts()
+    result = node.run(node.steps(spec)["install"].create)  # no fresh upload: the damaged file stays
     assert result.returncode != 0
     expected = node.packages.sha256["Ascend-cann-toolkit_8.0.RC3_linux-aarch64.run"]
     assert "Ascend-cann-toolkit_8.0.RC3_linux-aarch64.run has sha256" in result.stderr
@@ -201,13 +202,15 @@ class ProcessWatch:
                          ids=["plain", "quotes-and-backslashes"])
 def test_mirror_login_reaches_curl_on_stdin_never_in_a_process_list(node, login):
     with serve_directory(node.packages.directory, login=login) as (url, served):
-        spec = node.spec(source="mirror", mirror_url=url)
+        spec = parse_stack(stack_config(node.packages, node.host_key, source="mirror", mirror_url=url),
+                           mirror_credentials=login, mirror_credentials_is_secret=True)
         step = node.steps(spec)["install"]
-        refused = node.run(step.create, step.stdin)
+        node.stage_scripts()
+        refused = node.run(step.create)
         assert refused.returncode != 0 and "401" in refused.stderr and node.installer_calls() == []
         served.clear()
         with ProcessWatch("Mirror-pass-7f3a") as watch:
-            result = node.run(step.create, with_mirror_credentials(step.stdin, login))
+            result = node.run(step.create, mirror_login_stdin(login))
     assert result.returncode == 0, result.stderr
     assert len(served) == 5 and node.installers_run() == FRESH_ORDER
     assert "Mirror-pass-7f3a" not in step.create + result.stdout + result.stderr
@@ -249,7 +252,7 @@ def test_destroy_uninstalls_with_the_documented_flags(node):
     node.path("/etc/containerd/config.toml").write_text(original)
     assert node.run_step(spec, "install").returncode == 0
     node.clear_logs()
-    result = node.run(node.steps(spec)["install"].delete)  # no stdin on destroy
+    result = node.destroy(spec)
     assert result.returncode == 0, result.stderr
     # Without --install-scene the runtime's --uninstall would act on the docker scene and remove nothing here.
     assert node.installers_run() == [("dockerRuntime", f"--uninstall --install-scene=containerd {SCRATCH}")] + \

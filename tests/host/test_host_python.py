@@ -5,13 +5,12 @@ import ast
 import errno
 import json
 import os
-import shlex
 import shutil
 import subprocess
 
 import pytest
 
-from components.host import commands
+from components.host import script_set as commands
 from tests.host.python_parts import part
 
 config_files, originals, daemon_json, containerd_config, versions = (part(name) for name in (
@@ -38,16 +37,6 @@ def test_bundle_runs_a_part_with_the_nodes_python3(tmp_path):
     newer = subprocess.run([python3, "-c", program, "versions", "newer", "24.1.rc3", "24.1.rc2"])
     older = subprocess.run([python3, "-c", program, "versions", "newer", "v6.0.0", "6.0.0"])
     assert (newer.returncode, older.returncode) == (0, 1)
-
-
-def test_uninstall_script_fits_in_one_command_line_argument(packages):
-    """Destroy sends the uninstall script inside `bash -c`: Linux caps one argument at 128 KiB."""
-    from testkit.fakenode.packages import stack_config
-    from components.config import parse_stack
-    host_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOiQ9hs+a1eANLk/CrC5WBLnQM/KP6qx/EIDhhUqiAFi"
-    spec = parse_stack(stack_config(packages, host_key, uninstall=True))
-    script = shlex.split(commands.host_steps(spec, spec.nodes[0])["install"].delete)[-1]
-    assert len(script.encode()) < 128 * 1024
 
 
 def owned(path, text: str, mode: int = 0o640, owner=(1000, 1000)):

@@ -1,4 +1,5 @@
-"""host_steps(): the exact command strings and stdin, their determinism, and which triggers a change moves."""
+"""host_steps(): the exact command strings, the staged scripts they name, their determinism, and which triggers and
+commands a change moves."""
 from __future__ import annotations
 
 import copy
@@ -6,10 +7,13 @@ import shlex
 import shutil
 import subprocess
 
+from pathlib import Path
+
 import pytest
 
 from components.config import parse_stack
-from components.host import commands, host_steps, script_text
+from components.host import commands, host_steps, script_set
+from components.host.script_set import SET_STEPS, script_text, step_sha256
 from testkit.fakenode.packages import NEW, OLD, stack_config
 
 HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOiQ9hs+a1eANLk/CrC5WBLnQM/KP6qx/EIDhhUqiAFi"
@@ -26,12 +30,18 @@ def steps_of(raw: dict) -> dict:
 
 
 def env_of(command: str) -> dict[str, str]:
-    """The KEY=VALUE assignments of `[sudo -n ]env K=V ... bash -s`, after shell unquoting."""
+    """The KEY=VALUE assignments of `[sudo -n ]env K=V ... bash -c RUNNER ...`, after shell unquoting."""
     words = shlex.split(command)
     words = words[2:] if words[:2] == ["sudo", "-n"] else words
     assert words[0] == "env"
-    assignments = [w for w in words[1:] if "=" in w and w.split("=", 1)[0].isupper()]
-    return dict(w.split("=", 1) for w in assignments)
+    return dict(w.split("=", 1) for w in words[1:words.index("bash")])
+
+
+def runs(command: str) -> list[tuple[str, str]]:
+    """The (step, sha256) pairs after `bash -c RUNNER ascend-npu`: the first runs, every one is taken."""
+    words = shlex.split(command)
+    tail = words[words.index("ascend-npu") + 1:]
+    return list(zip(tail[::2], tail[1::2]))
 
 
 def test_same_spec_gives_byte_identical_steps(raw):
@@ -40,9 +50,10 @@ def test_same_spec_gives_byte_identical_steps(raw):
     assert [s.create for s in first.values()] == [s.create for s in second.values()]
 
 
-def test_install_command_carries_every_parameter_and_reads_the_script_from_stdin(raw, packages):
+def test_install_command_carries_every_parameter_and_names_its_script_by_hash(raw, packages):
     install = steps_of(raw)["install"]
-    assert install.create.startswith("env ASCEND_") and install.create.endswith(" bash -s")
+    assert install.create.startswith("env ASCEND_") and runs(install.create) == [("install", step_sha256("install"))]
+    assert install.stdin == "" and len(install.create) < 4096
     env = env_of(install.create)
     assert env["ASCEND_DRIVER_VERSION"] == NEW["driver"] and env["ASCEND_CANN_VERSION"] == NEW["cann"]
     assert env["ASCEND_DRIVER_FILE"] == "Ascend-hdk-910b-npu-driver_24.1.rc2_linux-aarch64.run"
@@ -53,13 +64,18 @@ def test_install_command_carries_every_parameter_and_reads_the_script_from_stdin
     assert "ASCEND_ROOT" not in env  # the sandbox belongs to the test node, never to the command
 
 
-def test_stdin_is_lib_then_the_step_script_and_is_valid_bash(raw):
-    steps = steps_of(raw)
-    lib = (commands.SCRIPTS / "lib.sh").read_text()
-    for name, step in steps.items():
-        assert step.stdin.startswith(lib)
-        assert step.stdin.endswith((commands.SCRIPTS / f"{name}.sh").read_text())
-        syntax = subprocess.run(["bash", "-n"], input=step.stdin, capture_output=True, text=True)
+def test_each_staged_script_is_lib_then_the_step_script_and_is_valid_bash(tmp_path):
+    lib = (script_set.SCRIPTS / "lib.sh").read_text()
+    folder = Path(script_set.local_script_set(tmp_path))
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{step}.sh" for step in SET_STEPS)
+    for step in SET_STEPS:
+        text = (folder / f"{step}.sh").read_text()
+        assert text == script_text(step) and text.startswith(lib)
+        assert text.endswith((script_set.SCRIPTS / f"{step}.sh").read_text())
+        syntax = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True)
+        assert syntax.returncode == 0, syntax.stderr
+    for inlined in ("run_step.sh", "run_destroy.sh"):
+        syntax = subprocess.run(["bash", "-n"], input=script_set._script(inlined), capture_output=True, text=True)
         assert syntax.returncode == 0, syntax.stderr
 
 
@@ -73,7 +89,7 @@ def test_non_root_user_gets_sudo_and_root_does_not(raw):
 def test_only_the_nodes_chip_and_arch_packages_are_passed(raw):
     raw["nodes"].append({"name": "infer-01", "address": "10.0.0.9", "hostKey": HOST_KEY, "chip": "310P",
                          "arch": "x86_64", "npuCount": 4})
-    raw["packages"]["files"] += [
+    raw["packages"]["files"] = [f for f in raw["packages"]["files"] if f.get("chip") != "310P"] + [
         {"kind": "driver", "chip": "310P", "arch": "x86_64", "sha256": "a" * 64,
          "file": "Ascend-hdk-310p-npu-driver_24.1.rc2_linux-x86-64.run"},
         {"kind": "firmware", "chip": "310P", "sha256": "b" * 64,
@@ -103,33 +119,43 @@ def test_triggers_move_only_for_the_step_a_change_affects(raw, packages):
     repackaged["packages"]["files"][0]["sha256"] = "f" * 64
     default_runtime = copy.deepcopy(raw)
     default_runtime["cluster"]["ascendDefaultRuntime"] = True
-    assert changed(base, steps_of(repackaged)) == {"install": {"packages"}, "verify": set()}
-    assert changed(base, steps_of(default_runtime)) == {"install": {"settings"}, "verify": set()}
+    assert changed(base, steps_of(repackaged)) == {"install": {"packages"}, "verify": set(), "on_destroy": set()}
+    assert changed(base, steps_of(default_runtime)) == {"install": {"settings"}, "verify": set(), "on_destroy": set()}
     older = stack_config(packages, HOST_KEY, OLD)
-    assert changed(base, steps_of(older)) == {"install": {"versions", "packages"}, "verify": {"versions"}}
+    assert changed(base, steps_of(older)) == {"install": {"versions", "packages"}, "verify": {"versions"},
+                                              "on_destroy": set()}
 
 
-@pytest.mark.parametrize("script, moved", [("install.sh", {"install": {"script"}, "verify": set()}),
-                                           ("engine_containerd.sh", {"install": {"script"}, "verify": set()}),
-                                           ("verify.sh", {"install": set(), "verify": {"script"}}),
-                                           ("lib.sh", {"install": {"script"}, "verify": {"script"}})])
-def test_a_script_edit_moves_the_script_trigger_of_the_steps_that_run_it(raw, tmp_path, monkeypatch, script, moved):
+@pytest.mark.parametrize("script, moved", [("install.sh", {"install"}), ("engine_containerd.sh", {"install", "on_destroy"}),
+                                           ("verify.sh", {"verify"}), ("uninstall.sh", {"on_destroy"}),
+                                           ("lib.sh", {"install", "verify", "on_destroy"})])
+def test_a_script_edit_changes_the_commands_of_exactly_the_steps_that_run_it(raw, tmp_path, monkeypatch, script,
+                                                                           moved):
+    """A changed command is an update that re-runs it (pulumi-command v1.2.1); an unchanged one stays as it is."""
     base = steps_of(raw)
     edited = tmp_path / "scripts"
-    shutil.copytree(commands.SCRIPTS, edited)
+    shutil.copytree(script_set.SCRIPTS, edited)
     (edited / script).write_text((edited / script).read_text() + "# edited\n")
-    monkeypatch.setattr(commands, "SCRIPTS", edited)
-    assert changed(base, steps_of(raw)) == moved
+    monkeypatch.setattr(script_set, "SCRIPTS", edited)
+    after = steps_of(raw)
+    assert {name for name in base if base[name].create != after[name].create} == moved
+    assert {name for name, t in changed(base, after).items() if "script" in t} == moved - {"on_destroy"}
 
 
-def test_delete_uninstalls_only_when_the_stack_asks(raw):
-    assert all(step.delete is None for step in steps_of(raw).values())
+def test_turning_uninstall_on_destroy_on_changes_the_on_destroy_record_alone(raw):
+    """Install and verify keep their commands (nothing re-runs an installer); the delete text never changes, so the
+    state's stored copy of it cannot be stale; only the recorded choice does."""
+    kept = steps_of(raw)
     raw["rollout"]["uninstallOnDestroy"] = True
-    steps = steps_of(raw)
-    words = shlex.split(steps["install"].delete)
-    assert words[-3:-1] == ["bash", "-c"] and words[-1] == script_text("uninstall")
-    assert env_of(steps["install"].delete) == env_of(steps["install"].create)
-    assert steps["verify"].delete is None
+    removed = steps_of(raw)
+    for name in ("install", "verify"):
+        assert kept[name] == removed[name] and kept[name].delete is None
+    assert kept["on_destroy"].delete == removed["on_destroy"].delete == script_set.destroy_command("", "fake-npu-01")
+    assert env_of(kept["on_destroy"].create)["ASCEND_ON_DESTROY"] == "keep"
+    assert env_of(removed["on_destroy"].create) == {"ASCEND_NODE": "fake-npu-01", "ASCEND_ON_DESTROY": "uninstall",
+                                                    "ASCEND_UNINSTALL_SHA256": step_sha256("uninstall")}
+    assert runs(removed["on_destroy"].create) == [("on_destroy", step_sha256("on_destroy")),
+                                                  ("uninstall", step_sha256("uninstall"))]
 
 
 def test_mirror_url_is_passed_quoted(raw):

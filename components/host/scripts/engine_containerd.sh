@@ -185,7 +185,7 @@ apply_containerd_config() {
     say "containerd: config files rewritten, effective config unchanged, containerd not restarted"
     return
   fi
-  systemctl restart containerd
+  restart_engine containerd
   local where=config.toml
   if [[ -s $DROP_IN ]]; then where="conf.d/${DROP_IN##*/} imported by config.toml"; fi
   say "containerd: ascend runtime $verb in $where${BACKUP:+ (backup ${BACKUP##*/})}, containerd restarted"

@@ -75,8 +75,11 @@ main() {
   install_package dockerRuntime
   if [[ $ASCEND_ENGINE == docker ]]; then apply_daemon_json add; else apply_containerd_config add; fi
   forget_engine_config
+  record_settings "$INSTALL_RECORD"
   finish
 }
 
-# The script itself arrives on stdin: nothing it runs may read from there.
+# A mirror login comes as the one line of stdin (never on a command line or in the environment, never exported);
+# nothing the step runs reads stdin after that.
+if [[ ${ASCEND_MIRROR_LOGIN:-} == stdin ]]; then IFS= read -r ASCEND_MIRROR_CREDENTIALS || true; fi
 main </dev/null

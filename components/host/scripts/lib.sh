@@ -8,6 +8,9 @@ ASCEND_HOME="$ROOT/usr/local/Ascend"
 RUNTIME_BINARY=/usr/local/Ascend/Ascend-Docker-Runtime/ascend-docker-runtime
 STATE_DIR="$ROOT/var/lib/ascend-npu"
 REBOOT_MARK="$STATE_DIR/reboot-required"
+# The parameters of the last successful install, which a destroy's uninstall runs with (run_destroy.sh).
+# shellcheck disable=SC2034 # used by install.sh and on_destroy.sh
+INSTALL_RECORD="$STATE_DIR/install.env"
 RUN_LOG="$ROOT/var/log/ascend-npu/run.log"
 STEP="${STEP:-host}"
 PROBLEMS=()
@@ -32,6 +35,35 @@ log_line() {
     true
 }
 die() { complain "$*"; exit 1; }
+
+# record_settings FILE: this step's ASCEND_* parameters (those of its command line, never the sandbox root nor a
+# mirror login, which is never exported), one KEY=VALUE a line, root-only, replaced atomically.
+record_settings() {
+  local name lines=()
+  for name in $(compgen -e | grep '^ASCEND_' | sort); do
+    [[ $name == ASCEND_ROOT ]] && continue
+    [[ ${!name} != *$'\n'* ]] || die "$name holds a line break; nothing recorded"
+    lines+=("$name=${!name}")
+  done
+  mkdir -p "${1%/*}"
+  temp_file "${1%/*}/.settings.XXXXXX"
+  printf '%s\n' "${lines[@]}" >"$REPLY"
+  chmod 0600 "$REPLY"
+  mv -f "$REPLY" "$1"
+}
+
+# restart_engine UNIT: `systemctl restart UNIT` within rollout.timeouts.engineRestart; a restart that hangs or fails
+# stops the step (the merged config stays in place, and the next run starts from the saved original).
+restart_engine() {
+  local limit=${ASCEND_ENGINE_RESTART_TIMEOUT:-300} rc=0
+  timeout --kill-after=10 "$limit" systemctl restart "$1" 9>&- </dev/null || rc=$?
+  ((rc == 0)) && return 0
+  if ((rc == 124 || rc == 137)); then
+    die "$1 did not restart within $limit s (rollout.timeouts.engineRestart) on node ${ASCEND_NODE:-?}; see" \
+      "journalctl -u $1, then rerun"
+  fi
+  die "systemctl restart $1 failed (exit $rc) on node ${ASCEND_NODE:-?}; see journalctl -u $1, then rerun"
+}
 problem() { PROBLEMS+=("$*"); }
 forget_problems() { PROBLEMS=(); }
 host_path() { local shown=${1#"$ROOT"}; printf '%s' "${shown:-/}"; }

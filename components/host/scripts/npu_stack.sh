@@ -24,19 +24,40 @@ choose_flags() {
 
 # run_installer KIND FLAG...: the staged .run file with its output in LOG_DIR/KIND.log; returns its exit code. An
 # installer that asks a question on stdin (ASCEND_<KIND>_ANSWER, from the release catalog) gets its answer there.
+# It runs under its kind's time limit (ASCEND_<KIND>_TIMEOUT, rollout.timeouts): GNU timeout stops its whole process
+# group (TERM, then KILL 30 s later), and TIMED_OUT then holds the limit. It never inherits the run lock (fd 9).
+TIMED_OUT=""
 run_installer() {
-  local kind=$1 log answer rc=0
+  local kind=$1 log answer limit start rc=0
   shift
   log="$LOG_DIR/$kind.log"
   answer=$(kind_var "$kind" ANSWER)
+  limit=$(kind_var "$kind" TIMEOUT)
+  limit=${limit:-3600}
+  TIMED_OUT=""
   mkdir -p "$LOG_DIR"
   printf '== %s %s\n' "$(kind_var "$kind" FILE)" "$*" >>"$log"
+  start=$SECONDS
   if [[ -n $answer && $1 != --uninstall ]]; then
-    bash "$(staged_file "$kind")" "$@" >>"$log" 2>&1 <<<"$answer" || rc=$?
+    timeout --kill-after=30 "$limit" bash "$(staged_file "$kind")" "$@" >>"$log" 2>&1 9>&- <<<"$answer" || rc=$?
   else
-    bash "$(staged_file "$kind")" "$@" >>"$log" 2>&1 || rc=$?
+    timeout --kill-after=30 "$limit" bash "$(staged_file "$kind")" "$@" >>"$log" 2>&1 9>&- </dev/null || rc=$?
+  fi
+  if ((rc == 124 || rc == 137)) && ((SECONDS - start >= limit)); then
+    TIMED_OUT=$limit
+    printf '== stopped after %s s (rollout.timeouts)\n' "$limit" >>"$log"
   fi
   return "$rc"
+}
+
+# What a failed installer run says: its exit code, or the time limit it ran out of.
+installer_failure() {
+  if [[ -n $TIMED_OUT ]]; then
+    printf 'did not finish within %s s (rollout.timeouts.%s) on node %s and was stopped' "$TIMED_OUT" "$1" \
+      "${ASCEND_NODE:-?}"
+  else
+    printf 'failed (exit %s)' "$2"
+  fi
 }
 
 # installer_for KIND FLAG...: run_installer; the Ascend Docker Runtime's installer edits a scratch engine config and
@@ -86,7 +107,7 @@ install_package() {
   installer_for "$kind" "${FLAGS[@]}" || rc=$?
   if ((rc != 0)) && ! asks_reboot "$kind" "$rc"; then
     tail -n 5 "$LOG_DIR/$kind.log" >&2 || true
-    die "$kind $wanted: $(kind_var "$kind" FILE) ${FLAGS[*]} failed (exit $rc), log in" \
+    die "$kind $wanted: $(kind_var "$kind" FILE) ${FLAGS[*]} $(installer_failure "$kind" "$rc"), log in" \
       "$(host_path "$LOG_DIR/$kind.log"); rerun once fixed, finished packages are skipped"
   fi
   is_wanted "$kind" || die "$kind: the installer exited $rc but the version file shows" \

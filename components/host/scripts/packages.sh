@@ -15,7 +15,7 @@ mirror_login_config() {
 }
 
 # Download <mirror>/<file> into staging; a failed download leaves no partial file behind. A mirror login
-# (ASCEND_MIRROR_CREDENTIALS, set on stdin and never exported) reaches curl as its config on a pipe.
+# (ASCEND_MIRROR_CREDENTIALS, read from stdin and never exported) reaches curl as its config on a pipe.
 fetch_package() {
   local path url rc=0
   path=$(staged_file "$1")

@@ -51,7 +51,7 @@ uninstall_package() {
     installer_for "$kind" --uninstall || rc=$?
   fi
   if ((rc != 0)); then
-    FAILED+=("$kind $found: --uninstall failed (exit $rc), log in $(host_path "$LOG_DIR/$kind.log")")
+    FAILED+=("$kind $found: --uninstall $(installer_failure "$kind" "$rc"), log in $(host_path "$LOG_DIR/$kind.log")")
     return
   fi
   if [[ -n $(installed_version "$kind") ]]; then

@@ -1,0 +1,38 @@
+"""How long each installer and an engine restart may run on a node before the step stops it and fails."""
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from components.config.base import SpecModel
+
+# The vendor's own deployer asks for SSH sessions of 30 minutes because one deployment task can take that long
+# (github.com/Ascend/ascend-deployer, README.en.rst, FAQ 5, at 0fbb89f): each installer gets that bound, the
+# firmware (it flashes every NPU in turn) and the toolkit (the largest package, ~2 GB unpacked) twice it.
+DEFAULTS = {"firmware": 3600, "driver": 1800, "toolkit": 3600, "kernels": 1800, "docker_runtime": 600,
+            "engine_restart": 300}
+LONGEST = 24 * 3600
+
+
+class StepTimeouts(SpecModel):
+    """Seconds each installer (per kind) and each container-engine restart may take on one node."""
+
+    firmware: int = Field(DEFAULTS["firmware"], description="Seconds the firmware installer may run.")
+    driver: int = Field(DEFAULTS["driver"], description="Seconds the driver installer may run (it may build "
+                                                         "kernel modules with DKMS).")
+    toolkit: int = Field(DEFAULTS["toolkit"], description="Seconds the CANN toolkit installer may run.")
+    kernels: int = Field(DEFAULTS["kernels"], description="Seconds the CANN kernels installer may run.")
+    docker_runtime: int = Field(DEFAULTS["docker_runtime"],
+                                description="Seconds the Ascend Docker Runtime installer may run.")
+    engine_restart: int = Field(DEFAULTS["engine_restart"],
+                                description="Seconds `systemctl restart` of containerd or docker may take.")
+
+    @field_validator("*")
+    @classmethod
+    def _bounded(cls, value: int) -> int:
+        if not 1 <= value <= LONGEST:
+            raise ValueError(f"{value} s is no time limit a step can keep; write seconds from 1 to {LONGEST}")
+        return value
+
+    def parameters(self) -> list[tuple[str, str]]:
+        """The ASCEND_<KIND>_TIMEOUT parameters the host scripts read."""
+        return [(f"ASCEND_{name.upper()}_TIMEOUT", str(getattr(self, name))) for name in DEFAULTS]
