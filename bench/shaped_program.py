@@ -1,5 +1,6 @@
 """The shaped floor: the program's components, parents, resource types and edges, wired by the same rollout
 code, with trivial inputs. What the real program costs beyond this is what its own code adds."""
+from pathlib import Path
 from types import SimpleNamespace
 
 import pulumi
@@ -20,6 +21,7 @@ class Component(pulumi.ComponentResource):
         self.register_outputs({})
 
 
+SCRIPTS = pulumi.FileArchive(str(Path(__file__).parent))  # any folder: the floor stages nothing
 nodes = [SimpleNamespace(name=f"node-{i:04d}", wave=None) for i in range(NODES)]
 canaries = tuple(n.name for n in (nodes[0], nodes[3]) if NODES > 3) or (nodes[0].name,)
 platform = Component("AscendNpuPlatform", "shaped", None)
@@ -34,10 +36,15 @@ def build_wave(wave, after):
     for node in wave:
         host = Component("AscendHost", f"shaped-{node.name}", pulumi.ResourceOptions(parent=platform))
         conn = remote.ConnectionArgs(host=node.name)
+        scripts = remote.CopyToRemote(f"shaped-{node.name}-scripts", connection=conn, source=SCRIPTS,
+                                      remote_path="/var/tmp", opts=pulumi.ResourceOptions(parent=host,
+                                                                                          depends_on=after))
         install = remote.Command(f"shaped-{node.name}-install", connection=conn, create="true",
-                                 opts=pulumi.ResourceOptions(parent=host, depends_on=after))
+                                 opts=pulumi.ResourceOptions(parent=host, depends_on=[scripts]))
         verify = remote.Command(f"shaped-{node.name}-verify", connection=conn, create="true",
                                 opts=pulumi.ResourceOptions(parent=host, depends_on=[install]))
+        remote.Command(f"shaped-{node.name}-on-destroy", connection=conn, create="true",
+                       opts=pulumi.ResourceOptions(parent=host, depends_on=[install]))
         patch = k8s.core.v1.NodePatch(f"shaped-cluster-node-{node.name}", metadata={"name": node.name},
                                       opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
                                           depends_on=[verify])))
