@@ -22,7 +22,7 @@ def command_text(props: Any) -> str:
 
 
 def env_parameters(command: str) -> dict[str, str]:
-    """`KEY=VALUE` words of an `env K=V ... bash -s` command (the way ascend-npu passes parameters)."""
+    """`KEY=VALUE` words of an `env K=V ... bash -c RUNNER ...` command (the way ascend-npu passes parameters)."""
     try:
         words = shlex.split(command)
     except ValueError:
