@@ -106,7 +106,7 @@ class AscendHost(pulumi.ComponentResource):
 
     def _command(self, name: str, step: HostStep, conn: remote.ConnectionArgs, after: list,
                  triggers: Optional[list] = None, stdin: pulumi.Input[str] | None = None) -> remote.Command:
-        # No previous output as SSH env requests (sshd refuses them, a warning on every re-run): commands.go
+        # No previous output as SSH env requests (sshd refuses them, a warning on every re-run): remote/command.go
         # addPreviousOutputInEnv defaults to true in v1.2.1.
         return remote.Command(f"{name}-{step.name}", connection=conn, create=step.create, stdin=stdin,
                               delete=step.delete, triggers=triggers, add_previous_output_in_env=False,
