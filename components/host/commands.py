@@ -1,4 +1,4 @@
-"""The exact command strings and stdin of a node's host steps, built from the stack spec."""
+"""The exact command strings of a node's host steps, built from the stack spec."""
 from __future__ import annotations
 
 import hashlib
@@ -22,11 +22,10 @@ KIND_PREFIX = {Kind.DRIVER: "DRIVER", Kind.FIRMWARE: "FIRMWARE", Kind.TOOLKIT: "
 
 @dataclass(frozen=True)
 class HostStep:
-    """One remote command of a node: what runs on create/update, its stdin, what runs on destroy, its triggers."""
+    """One remote command of a node: what runs on create/update, what runs on destroy, its triggers."""
 
     name: str
     create: str
-    stdin: str
     delete: str | None
     triggers: tuple[str, ...]
 
@@ -119,11 +118,11 @@ def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGI
     sudo = _sudo(spec)
     versions_hash = f"versions:{_digest(*versions)}"
     install = HostStep(
-        name="install", create=run_command(sudo, install_params, ("install",)), stdin="", delete=None,
+        name="install", create=run_command(sudo, install_params, ("install",)), delete=None,
         triggers=(versions_hash, f"packages:{_digest(*packages)}", f"settings:{_digest(*install_settings)}",
                   f"script:{step_sha256('install')[:16]}"))
     verify = HostStep(
-        name="verify", create=run_command(sudo, verify_settings + versions, ("verify",)), stdin="", delete=None,
+        name="verify", create=run_command(sudo, verify_settings + versions, ("verify",)), delete=None,
         triggers=(versions_hash, f"node:{_digest(*verify_settings)}", f"script:{step_sha256('verify')[:16]}"))
     # What destroy does is recorded on the node by this step's create, beside the parameters the last install
     # recorded; its delete is one fixed text (run_destroy.sh). So turning rollout.uninstallOnDestroy on or off
@@ -132,6 +131,6 @@ def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGI
     on_destroy_params = [("ASCEND_NODE", node.name), ("ASCEND_ON_DESTROY", choice),
                          ("ASCEND_UNINSTALL_SHA256", step_sha256("uninstall"))]
     on_destroy = HostStep(
-        name="on-destroy", create=run_command(sudo, on_destroy_params, ("on_destroy", "uninstall")), stdin="",
+        name="on-destroy", create=run_command(sudo, on_destroy_params, ("on_destroy", "uninstall")),
         delete=destroy_command(sudo, node.name), triggers=())
     return {"install": install, "verify": verify, "on_destroy": on_destroy}

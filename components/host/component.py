@@ -79,10 +79,10 @@ class AscendHost(pulumi.ComponentResource):
         super().__init__("ascend-npu:index:AscendHost", name, host_facts(spec, node), opts)
         conn = connection(spec, node)
         after = list(args.after)
-        copy = pulumi.ResourceOptions(parent=self, depends_on=after)
+        copy, moved = pulumi.ResourceOptions(parent=self, depends_on=after), restage_triggers(node, spec)
         self.scripts = remote.CopyToRemote(
             f"{name}-scripts", connection=conn, source=pulumi.FileArchive(local_script_set()),
-            remote_path=STAGED_PARENT, triggers=restage_triggers(node, spec), opts=copy)
+            remote_path=STAGED_PARENT, triggers=moved, opts=copy)
         staged = [self.scripts]
         staging = DEFAULT_STAGING
         if spec.packages.source is Source.UPLOAD:
@@ -90,7 +90,7 @@ class AscendHost(pulumi.ComponentResource):
             staging = f"{UPLOAD_PARENT}/{os.path.basename(directory)}"
             self.packages = remote.CopyToRemote(
                 f"{name}-packages", connection=conn, source=pulumi.FileArchive(directory), remote_path=UPLOAD_PARENT,
-                triggers=restage_triggers(node, spec), opts=copy)
+                triggers=moved, opts=copy)
             staged.append(self.packages)
         steps = host_steps(spec, node, staging_dir=staging)
         install_stdin = None

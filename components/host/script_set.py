@@ -54,21 +54,6 @@ sys.meta_path.insert(0, Bundle())
 sys.exit(importlib.import_module(sys.argv[1]).main(sys.argv[2:]))
 """
 BUNDLE_LIMIT = 128 * 1024
-# python3 -c runs this with the modules' sources in SOURCES: they import each other as files would, and
-# `py MODULE ARG...` (lib.sh) calls MODULE.main(ARGS). Linux caps one argument at 128 KiB (MAX_ARG_STRLEN).
-BUNDLE_LOADER = """import importlib.abc, importlib.util, sys
-SOURCES = %r
-class Bundle(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, name, path=None, target=None):
-        return importlib.util.spec_from_loader(name, self) if name in SOURCES else None
-    def create_module(self, spec):
-        return None
-    def exec_module(self, module):
-        exec(compile(SOURCES[module.__name__], module.__name__ + ".py", "exec"), module.__dict__)
-sys.meta_path.insert(0, Bundle())
-sys.exit(importlib.import_module(sys.argv[1]).main(sys.argv[2:]))
-"""
-BUNDLE_LIMIT = 128 * 1024
 
 
 def script_text(step: str) -> str:
@@ -99,7 +84,6 @@ def _bundle(directory: Path, modules: tuple[str, ...]) -> str:
     return f"read -r -d '' PYTHON_BUNDLE <<'ASCEND_NPU_PYTHON' || true\n{program}ASCEND_NPU_PYTHON\n"
 
 
-
 def step_sha256(step: str) -> str:
     """The SHA-256 of a step's script file as staged on the node."""
     return _sha256(SCRIPTS, step)
@@ -117,6 +101,12 @@ def set_id() -> str:
 
 def local_script_set(base: Path = LOCAL_SETS) -> str:
     """The folder this version of the scripts is rendered in (written once, atomically), for CopyToRemote."""
+    return _rendered(base, SCRIPTS)
+
+
+@lru_cache(maxsize=None)
+def _rendered(base: Path, directory: Path) -> str:
+    """Once per run and scripts folder, not once per node."""
     folder = base / set_id() / STAGED_NAME
     if not folder.is_dir():
         folder.parent.mkdir(parents=True, exist_ok=True)

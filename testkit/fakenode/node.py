@@ -14,7 +14,7 @@ from pathlib import Path
 from components.config import StackSpec, parse_stack
 from components.config.packages import Source
 from components.host import HostStep, host_steps, node_packages
-from components.host.script_set import SET_STEPS, STAGED_NAME, STAGED_PARENT, script_text
+from components.host.script_set import STAGED_NAME, STAGED_PARENT, local_script_set
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import NEW, PackageSet, stack_config
 from testkit.fakenode.sandbox import KNOBS, LOGS
@@ -194,11 +194,9 @@ Subsystem sftp {self.bin / 'sftp-server'}
             shutil.copy(self.packages.directory / pkg.file, self.root / STAGING / pkg.file)
 
     def stage_scripts(self) -> None:
-        """What the component's `-scripts` copy does: every step's script into /var/tmp/ascend-npu-scripts."""
-        staged = self.path(f"{STAGED_PARENT}/{STAGED_NAME}")
-        staged.mkdir(parents=True, exist_ok=True)
-        for step in SET_STEPS:
-            (staged / f"{step}.sh").write_text(script_text(step))
+        """What the component's `-scripts` copy does: the rendered set into /var/tmp/ascend-npu-scripts."""
+        rendered = local_script_set(self.workdir / "rendered-scripts")
+        shutil.copytree(rendered, self.path(f"{STAGED_PARENT}/{STAGED_NAME}"), dirs_exist_ok=True)
 
     def stage(self, spec: StackSpec, step: str) -> None:
         """The copies a step depends on: the scripts, and for an upload stack's install the packages."""

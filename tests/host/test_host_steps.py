@@ -53,7 +53,7 @@ def test_same_spec_gives_byte_identical_steps(raw):
 def test_install_command_carries_every_parameter_and_names_its_script_by_hash(raw, packages):
     install = steps_of(raw)["install"]
     assert install.create.startswith("env ASCEND_") and runs(install.create) == [("install", step_sha256("install"))]
-    assert install.stdin == "" and len(install.create) < 4096
+    assert len(install.create) < 4096
     env = env_of(install.create)
     assert env["ASCEND_DRIVER_VERSION"] == NEW["driver"] and env["ASCEND_CANN_VERSION"] == NEW["cann"]
     assert env["ASCEND_DRIVER_FILE"] == "Ascend-hdk-910b-npu-driver_24.1.rc2_linux-aarch64.run"
