@@ -53,7 +53,7 @@ class AscendNpuPlatform(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self))
         # Each node is labelled as its host steps are built, gated on its own verify step.
         layer = build_hosts(name, spec, parent=self,
-                            on_host=lambda node, host: self.cluster.label_node(node.name, [host.verify]))
+                            on_host=lambda node, host: self.cluster.label_node(node.name, [host.ready]))
         self.waves, self.hosts = layer.waves, layer.hosts
         self.namespace = self.cluster.namespace
         # One verify result per node (each its own output, unknown in preview), once every wave is built.

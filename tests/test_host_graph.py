@@ -1,4 +1,4 @@
-"""The host layer on the recorded graph: steps in order per node, waves gated on the previous wave's verify."""
+"""The host layer on the recorded graph: steps in order per node, waves gated on the previous wave's last step."""
 from __future__ import annotations
 
 from collections import Counter
@@ -16,6 +16,7 @@ from tests.stacks import ROOT, load_stack, patched, write_stack
 
 HOST = "ascend-npu:index:AscendHost"
 COMMAND = "command:remote:Command"
+LOCAL = "command:local:Command"
 
 
 @pytest.fixture(scope="module", params=["dev", "prod"])
@@ -49,15 +50,20 @@ def expected_host_edges(spec, resources) -> set[tuple[str, str]]:
                if r.type == "kubernetes:core/v1:NodePatch"}
     upload = spec.packages.source is Source.UPLOAD
     edges, previous = set(), []
+    drains = spec.rollout.drain.enabled
+    last = "uncordon" if drains else "verify"
     for wave in plan_waves(spec.nodes, spec.canaries, spec.rollout.max_parallel):
         for node in (n.name for n in wave):
-            copies = ["scripts", "packages"] if upload else ["scripts"]
-            urn = {s: step(resources, node, s).urn for s in copies + ["install", "verify", "on-destroy"]}
-            edges |= {(urn[copy], gate) for copy in copies for gate in previous}
-            edges |= {(urn["install"], urn[copy]) for copy in copies}
+            first = (["scripts", "packages"] if upload else ["scripts"]) + (["drain"] if drains else [])
+            urn = {s: step(resources, node, s).urn for s in first + ["install", "verify", "on-destroy"] +
+                   (["uncordon"] if drains else [])}
+            edges |= {(urn[copy], gate) for copy in first for gate in previous}
+            edges |= {(urn["install"], urn[copy]) for copy in first}
             edges |= {(urn["verify"], urn["install"]), (urn["on-destroy"], urn["install"]),
-                      (patches[node], urn["verify"])}
-        previous = [step(resources, n.name, "verify").urn for n in wave]
+                      (patches[node], urn[last])}
+            if drains:  # uncordon after verify, and (deleted first) before on-destroy's uninstall
+                edges |= {(urn["uncordon"], urn["verify"]), (urn["uncordon"], urn["on-destroy"])}
+        previous = [step(resources, n.name, last).urn for n in wave]
     if spec.validation.enabled:
         (job,) = (r for r in resources.values() if r.type == "kubernetes:batch/v1:Job")
         edges.add((job.urn, patches[chart_values(spec)["validation"]["node"]]))
@@ -73,7 +79,7 @@ def test_recorded_host_edges_are_exactly_the_rollout(variant, tmp_path):
     config = read_stack_config(ROOT, stack, path)
     resources = {r.urn: r for r in run_stack_file(path, stack)}
     held = {urn for urn, r in resources.items()
-            if r.type in (COMMAND, "command:remote:CopyToRemote", "kubernetes:core/v1:NodePatch")}
+            if r.type in (COMMAND, LOCAL, "command:remote:CopyToRemote", "kubernetes:core/v1:NodePatch")}
     recorded = {(r.urn, d) for r in resources.values() for d in r.dependencies if r.urn in held or d in held}
     expected = expected_host_edges(spec_from_values(config.values, config.secret_keys), resources)
     assert recorded == expected, {"lost": sorted(expected - recorded), "added": sorted(recorded - expected)}
@@ -86,7 +92,8 @@ def test_each_node_runs_install_then_verify_then_gets_its_labels(graph):
         assert install.urn in verify.dependencies
         patch = next(r for r in resources.values() if r.type == "kubernetes:core/v1:NodePatch"
                      and r.properties["metadata"]["name"] == node)
-        assert verify.urn in patch.dependencies
+        uncordon = step(resources, node, "uncordon")
+        assert verify.urn in uncordon.dependencies and uncordon.urn in patch.dependencies
         assert resources[install.parent].type == HOST and install.parent == verify.parent
 
 
@@ -103,16 +110,17 @@ def test_every_node_gets_its_scripts_and_upload_stacks_their_packages_before_ins
             assert copy.properties["triggers"] == [f"{conn['user']}@{conn['host']}:{int(conn['port'])}"]
 
 
-def test_wave_k_plus_1_starts_only_after_every_node_of_wave_k_verified(graph):
+def test_wave_k_plus_1_starts_only_after_every_node_of_wave_k_verified_and_uncordoned(graph):
     stack, resources, waves = graph
-    first = "scripts"
     for earlier, later in zip(waves, waves[1:]):
-        gate = {step(resources, n, "verify").urn for n in earlier}
+        gate = {step(resources, n, "uncordon").urn for n in earlier}
         for node in later:
-            assert gate <= set(step(resources, node, first).dependencies), node
+            for first in ("scripts", "drain"):  # no node of wave k+1 is cordoned while one of wave k still is
+                assert gate <= set(step(resources, node, first).dependencies), node
     for node in waves[0]:
-        assert not any(d for d in step(resources, node, first).dependencies
-                       if resources.get(d) and resources[d].type == COMMAND)
+        for first in ("scripts", "drain"):
+            assert not any(d for d in step(resources, node, first).dependencies
+                           if resources.get(d) and resources[d].type in (COMMAND, LOCAL))
 
 
 def test_waves_hold_canaries_first_and_at_most_max_parallel(graph):
@@ -133,9 +141,9 @@ def test_cost_per_node(graph):
             per_node[resources[r.parent].name] += 1
     nodes = sum(len(w) for w in waves)
     assert len(per_node) == nodes
-    # component, scripts, install, verify, on-destroy (+ package upload) on the host side; the NodePatch is the
-    # cluster layer's
-    expected = 6 if stack == "dev" else 5
+    # component, scripts, drain, install, verify, on-destroy, uncordon (+ package upload) on the host side; the
+    # NodePatch is the cluster layer's
+    expected = 8 if stack == "dev" else 7
     assert set(per_node.values()) == {expected}
 
 

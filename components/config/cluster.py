@@ -7,6 +7,7 @@ from typing import ClassVar, Optional
 from pydantic import Field, field_validator, model_validator
 
 from components.config.base import CPU, DNS_LABEL, DNS_SUBDOMAIN, MEMORY, SpecModel
+from components.config.drain import Drain
 from components.config.hosts import ContainerRuntime
 from components.config.images import Image
 from components.config.redact import preview, preview_key
@@ -58,6 +59,9 @@ class Rollout(SpecModel):
                                                      "refuse before any installer, naming both versions).")
     allow_disruption: bool = Field(False, description="Replace driver or firmware and restart the container engine "
                                                       "while NPU work runs (kills it); default: refuse such a node.")
+    drain: Drain = Field(default_factory=Drain,
+                         description="Cordon, evict NPU Pods and uncordon around a host change that would kill "
+                                     "them, and when a node leaves the stack.")
     timeouts: StepTimeouts = Field(default_factory=StepTimeouts,
                                    description="Time limits of each installer and engine restart on a node; a step "
                                                "that runs out fails, naming the kind, the node and the log.")

@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import pulumi
-from pulumi_command import remote
+from pulumi_command import local, remote
 
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.config.packages import Source
 from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, mirror_login_stdin
+from components.host.drain_steps import drain_steps
 from components.host.script_set import STAGED_PARENT, local_script_set
 
 # The upload lands at /var/tmp/<directory name>: pulumi-command v1.2.1 copies a directory source into
@@ -96,13 +97,31 @@ class AscendHost(pulumi.ComponentResource):
         install_stdin = None
         if spec.mirror_credentials is not None and spec.packages.source is Source.MIRROR:
             install_stdin = pulumi.Output.secret(spec.mirror_credentials).apply(mirror_login_stdin)
+        drains = drain_steps(spec, node) if spec.rollout.drain.enabled else None
+        if drains is not None:
+            self.drain = self._local(f"{name}-drain", drains.drain, None, drains.environment, after)
+            staged.append(self.drain)
         self.install = self._command(name, steps["install"], conn, staged, stdin=install_stdin)
         self.verify = self._command(name, steps["verify"], connection(spec, node, spec.rollout.allow_reboot),
                                     [self.install], triggers=list(steps["install"].triggers) +
                                     list(steps["verify"].triggers))
         self.on_destroy = self._command(name, steps["on_destroy"], conn, [self.install])
+        # The last step of the node: what the next wave and the node's labels wait for. Deleted first when the node
+        # leaves (it depends on on-destroy), so the node is drained before anything is uninstalled.
+        self.ready: pulumi.Resource = self.verify
+        if drains is not None:
+            self.uncordon = self._local(f"{name}-uncordon", drains.uncordon, drains.leave, drains.environment,
+                                        [self.verify, self.on_destroy])
+            self.ready = self.uncordon
         self.verified = self.verify.stdout.apply(_verified)
         self.register_outputs({"verified": self.verified})
+
+    def _local(self, name: str, create: str, delete: Optional[str], environment: dict[str, str],
+               after: list) -> local.Command:
+        # A changed reason (its environment) updates the step, which runs `create` again; never a replace, whose
+        # delete of the old `uncordon` would drain the node as if it left the stack.
+        return local.Command(name, create=create, delete=delete, environment=environment,
+                             opts=pulumi.ResourceOptions(parent=self, depends_on=after))
 
     def _command(self, name: str, step: HostStep, conn: remote.ConnectionArgs, after: list,
                  triggers: Optional[list] = None, stdin: pulumi.Input[str] | None = None) -> remote.Command:

@@ -23,7 +23,7 @@ class HostLayer:
 
 def build_hosts(name: str, spec: StackSpec, parent: pulumi.Resource,
                 on_host: Callable[[NodeSpec, AscendHost], None]) -> HostLayer:
-    """Every node's AscendHost, wave by wave; wave k+1's first steps depend on wave k's verify steps.
+    """Every node's AscendHost, wave by wave; wave k+1's first steps depend on wave k's last steps.
 
     The edge is drawn between the commands themselves: Pulumi does not hand a component's
     `depends_on` down to its children. `on_host` runs as each host is built (its node's labels).
@@ -41,7 +41,7 @@ def build_hosts(name: str, spec: StackSpec, parent: pulumi.Resource,
                               opts=pulumi.ResourceOptions(parent=parent, aliases=aliases))
             hosts[node.name] = host
             on_host(node, host)
-        return [hosts[node.name].verify for node in wave]
+        return [hosts[node.name].ready for node in wave]
 
     built = gate_waves(waves, build_wave)
     return HostLayer([[n.name for n in wave] for wave in waves], hosts, built)

@@ -9,17 +9,18 @@ import secrets
 import subprocess
 from typing import Callable
 
-from . import sftp
+from . import local, sftp
 from .props import ARCHIVE_SIG, ASSET_SIG, SIG, UNKNOWN, Secret, detailed_diff, equal, plain
 from .props import source_hash
 from .ssh import Link, SSHError
 
-COMMAND, COPY = "command:remote:Command", "command:remote:CopyToRemote"
+COMMAND, COPY, LOCAL = "command:remote:Command", "command:remote:CopyToRemote", local.LOCAL
 # Input names of each type (remote/command.go CommandInputs with common/inputs.go, remote/copy.go).
 INPUTS = {COMMAND: ("triggers", "create", "update", "delete", "stdin", "logging", "connection", "environment",
                     "addPreviousOutputInEnv"),
-          COPY: ("connection", "triggers", "source", "remotePath")}
-REQUIRED = {COMMAND: ("connection",), COPY: ("connection", "source", "remotePath")}
+          COPY: ("connection", "triggers", "source", "remotePath"), LOCAL: local.INPUTS}
+REQUIRED = {COMMAND: ("connection",), COPY: ("connection", "source", "remotePath"), LOCAL: ()}
+COMMANDS = (COMMAND, LOCAL)  # the types with create/update/delete commands and stdout/stderr
 # a.SetDefault in connection.go and proxyConnection.go; addPreviousOutputInEnv has none (nil reads as true).
 CONNECTION_DEFAULTS = {"user": "root", "port": 22, "dialErrorLimit": 10, "perDialTimeout": 15}
 SECRET_FIELDS = ("password", "privateKey", "privateKeyPassword")  # provider:"secret" in connectionBase
@@ -90,8 +91,14 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # close to Go's %q
 
 
-def run(props: dict, command: str, previous: dict, status: Status, log: Callable[[str, str], None]) -> dict:
+def run(props: dict, command: str, previous: dict, status: Status, log: Callable[[str, str], None],
+        type_: str = COMMAND) -> dict:
     """CommandOutputs.run: one session, previous outputs in PULUMI_COMMAND_STDOUT/STDERR, stdin when non-empty."""
+    if type_ == LOCAL:
+        try:
+            return local.run(props, command, previous, log)
+        except local.LocalError as err:
+            raise CommandError(str(err)) from None
     p = plain(props)
     env = {k: str(v) for k, v in (p.get("environment") or {}).items()}
     if p.get("addPreviousOutputInEnv") in (None, True):
@@ -153,7 +160,7 @@ def create(type_: str, name: str, inputs: dict, preview: bool, status: Status, l
         return new_id(name), {**inputs, "stdout": UNKNOWN, "stderr": UNKNOWN}
     outputs = {**inputs, "stdout": "", "stderr": ""}
     if plain(inputs.get("create")) is not None:
-        outputs.update(run(inputs, plain(inputs["create"]), {}, status, log))
+        outputs.update(run(inputs, plain(inputs["create"]), {}, status, log, type_))
     return new_id(name), outputs
 
 
@@ -168,19 +175,19 @@ def update(type_: str, state: dict, news: dict, preview: bool, status: Status, l
     if preview:
         # infer markComputed: an input that is unknown, or that the old state holds with another value.
         changed = any(news.get(k) == UNKNOWN or (k in state and not equal(news.get(k), state[k]))
-                      for k in INPUTS[COMMAND])
+                      for k in INPUTS[type_])
         return {**news, **({"stdout": UNKNOWN, "stderr": UNKNOWN} if changed else previous)}
     # commandController.go Update: the new inputs with the old state's stdout/stderr, which stay if nothing runs.
     command = plain(news.get("update")) if news.get("update") is not None else plain(news.get("create"))
     outputs = {**news, **previous}
     if command is not None:
-        outputs.update(run(news, command, previous, status, log))
+        outputs.update(run(news, command, previous, status, log, type_))
     return outputs
 
 
 def delete(type_: str, state: dict, status: Status, log) -> None:
     """Command: the stored `delete` with the stored connection, stdin and outputs; CopyToRemote: nothing."""
     # commandController.go Delete calls run on req.State, so the old stdin is sent to `delete` as well.
-    if type_ == COMMAND and plain(state.get("delete")) is not None:
+    if type_ in COMMANDS and plain(state.get("delete")) is not None:
         run(state, plain(state["delete"]), {"stdout": state.get("stdout"), "stderr": state.get("stderr")},
-            status, log)
+            status, log, type_)

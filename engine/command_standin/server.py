@@ -25,7 +25,7 @@ def schema() -> str:
         inputs = {name: {"$ref": "pulumi.json#/Any"} for name in names}
         inputs["triggers"] = {"type": "array", "items": {"$ref": "pulumi.json#/Any"}, "replaceOnChanges": True}
         outputs = {**inputs, **({"stdout": {"type": "string"}, "stderr": {"type": "string"}}
-                                if token == resources.COMMAND else {})}
+                                if token in resources.COMMANDS else {})}
         types[token] = {"description": f"{token} (stand-in reproducing pulumi-command v{VERSION})",
                         "inputProperties": inputs, "requiredInputs": list(resources.REQUIRED[token]),
                         "properties": outputs, "required": sorted(outputs)}

@@ -53,6 +53,47 @@ class Result:
     combined: str
 
 
+def collect(proc: subprocess.Popen, stdin: str | None, on_line: Callable[[str, str], None]) -> Result:
+    """Feed stdin, read stdout and stderr apart and together (each line to on_line), wait for the exit."""
+    chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+    combined: list[bytes] = []
+    lock = threading.Lock()
+
+    def pump(name: str, stream) -> None:
+        pending = b""
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            with lock:
+                chunks[name].append(chunk)
+                combined.append(chunk)
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                on_line(name, line.decode(errors="replace"))
+        if pending:
+            on_line(name, pending.decode(errors="replace"))
+
+    def feed() -> None:
+        try:
+            proc.stdin.write(stdin.encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    threads = [threading.Thread(target=pump, args=(n, s), daemon=True)
+               for n, s in (("stdout", proc.stdout), ("stderr", proc.stderr))]
+    if stdin:
+        threads.append(threading.Thread(target=feed, daemon=True))
+    for t in threads:
+        t.start()
+    code = proc.wait()
+    for t in threads:
+        t.join()
+    proc.stdout.close()
+    proc.stderr.close()
+    text = (lambda parts: b"".join(parts).decode(errors="replace"))
+    return Result(code, text(chunks["stdout"]), text(chunks["stderr"]), text(combined))
+
+
 class Link:
     """One dialled connection to the target (through its proxy when it has one), closed on exit."""
 
@@ -162,44 +203,10 @@ class Link:
         proc = self.client(extra, [command], env=child_env,
                            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
-        combined: list[bytes] = []
-        lock = threading.Lock()
-
-        def pump(name: str, stream) -> None:
-            pending = b""
-            for chunk in iter(lambda: stream.read1(65536), b""):
-                with lock:
-                    chunks[name].append(chunk)
-                    combined.append(chunk)
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for line in lines:
-                    on_line(name, line.decode(errors="replace"))
-            if pending:
-                on_line(name, pending.decode(errors="replace"))
-
-        def feed() -> None:
-            try:
-                proc.stdin.write(stdin.encode())
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass
-
-        threads = [threading.Thread(target=pump, args=(n, s), daemon=True)
-                   for n, s in (("stdout", proc.stdout), ("stderr", proc.stderr))]
-        if stdin:
-            threads.append(threading.Thread(target=feed, daemon=True))
-        for t in threads:
-            t.start()
-        code = proc.wait()
-        for t in threads:
-            t.join()
-        proc.stdout.close()
-        proc.stderr.close()
-        forget(proc)
-        text = (lambda parts: b"".join(parts).decode(errors="replace"))
-        return Result(code, text(chunks["stdout"]), text(chunks["stderr"]), text(combined))
+        try:
+            return collect(proc, stdin, on_line)
+        finally:
+            forget(proc)
 
 
 def dial_error(stderr: str, hop: dict) -> str:

@@ -1,0 +1,1 @@
+"""The stack's own Kubernetes API, reached as the kubernetes provider reaches it: kubeconfig, context, REST."""
