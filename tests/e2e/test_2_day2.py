@@ -1,15 +1,24 @@
-"""Day 2 through the real CLI, after test_1_first_up: an upgrade stopped by a failing node then finished, a node
-added and removed, the SSH key rotated, then uninstall on destroy. Each checks the nodes' files and the API."""
+"""Day 2 through the real CLI, after test_1_first_up: an upgrade that drains (a budget holding it, then letting it
+through) stopped by a failing node then finished, a node added and removed (drained first), the SSH key rotated,
+then uninstall on destroy. Each checks the nodes' files and the API.
+
+Simulated besides the nodes and kubelets: the NPU work, a Pod holding one NPU that kwok runs (tests/e2e/npu_workload.py).
+"""
 from __future__ import annotations
 
 import re
 import shutil
 import subprocess
+import threading
+import time
+from datetime import datetime, timezone
 
-from components.cluster.common.node_labels import READY
+from components.cluster.common.node_labels import READY, RESOURCE_NAMES
+from components.drain.node_state import CORDONED_BY, STATE
 from engine.cluster import register_nodes
 from testkit.fakenode.packages import NEW, OLD
-from tests.e2e.world import MOVED_ADDRESS, NAMESPACE, STACK, World, node_entry
+from tests.e2e import npu_workload as work
+from tests.e2e.world import CHIPS, MOVED_ADDRESS, NAMESPACE, STACK, World, node_entry
 
 CANARY, SECOND, THIRD, FOURTH = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03", "e2e-npu-04"
 FIRST_THREE = (CANARY, SECOND, THIRD)
@@ -32,29 +41,88 @@ def uninstalls(world: World, name: str) -> list:
     return [call for call in world.nodes[name].installer_calls() if "--uninstall" in call["args"]]
 
 
-def test_a_failing_installer_stops_the_later_waves_and_up_names_the_node(world: World):
+def node_object(world: World, name: str) -> dict:
+    return world.kube.get(f"/api/v1/nodes/{name}")
+
+
+def cordoned(world: World, name: str) -> bool:
+    return bool(node_object(world, name)["spec"].get("unschedulable"))
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def show_timeline(world: World, title: str, output: str, names, since: str) -> list[str]:
+    lines = work.timeline(output, {name: world.nodes[name].root for name in names}, since)
+    with (world.root / "timeline.txt").open("a") as out:
+        out.write(f"\n# {title}\n" + "\n".join(lines) + "\n")
+    print(f"e2e: {title}:\n" + "\n".join(lines), flush=True)
+    return lines
+
+
+def test_an_upgrade_drains_through_a_budget_and_a_failing_node_stays_cordoned(world: World):
+    """Wave 0: the canary's training Pod is held by its budget, then let go; wave 1 fails and stays cordoned."""
+    resource = RESOURCE_NAMES[CHIPS.get(CANARY, "910B")]
+    trainer = work.run_npu_pod(world.kube, CANARY, resource, "train-0")
+    work.guard(world.kube, min_available=1)
     world.write_config(upgraded(world))
     before_third = len(world.install_starts(THIRD))
     world.nodes[SECOND].knob("fail-driver", "1")
+    result: dict = {}
+    started = utc_now()
+    upgrade = threading.Thread(target=lambda: result.update(run=world.up(check=False)))
+    upgrade.start()
     try:
-        run = world.up(check=False)
+        deadline = time.monotonic() + 600
+        while node_object(world, CANARY)["metadata"].get("labels", {}).get(STATE) != "draining":
+            assert upgrade.is_alive() and time.monotonic() < deadline, "the canary was never drained"
+            time.sleep(0.5)
+        time.sleep(12)  # two refusals of the budget: the Pod stays, nothing is installed
+        assert work.pod(world.kube, "train-0")["metadata"]["uid"] == trainer["metadata"]["uid"]
+        assert cordoned(world, CANARY) and world.installed(CANARY, "driver") == OLD["driver"]
+        work.guard(world.kube, min_available=0)
     finally:
+        upgrade.join(timeout=1800)
         world.nodes[SECOND].knob("fail-driver", None)
+    run = result["run"]
     assert run.code != 0
     assert SECOND in run.out and "driver" in run.out, run.out[-4000:]
-    assert world.installed(CANARY, "driver") == NEW["driver"]
+    assert "would violate the pod's disruption budget" in run.out, run.out[-4000:]
+    assert work.pod(world.kube, "train-0") is None
+    # The canary: drained, upgraded, verified, uncordoned. Wave 1: cordoned and labelled where it stopped.
+    assert world.installed(CANARY, "driver") == NEW["driver"] and not cordoned(world, CANARY)
+    assert world.node_labels(CANARY).get(STATE) == "upgrade-done"
     assert world.installed(SECOND, "driver") == OLD["driver"]
+    assert cordoned(world, SECOND) and world.node_labels(SECOND).get(STATE) == "upgrading"
     assert len(world.install_starts(THIRD)) == before_third, "a later wave ran although wave 1 failed"
+    assert not cordoned(world, THIRD) and STATE not in world.node_labels(THIRD)
     assert world.node_labels(THIRD).get(READY) == "true", "the untouched node lost its labels"
+    lines = show_timeline(world, "upgrade, wave 0 held by a budget, wave 1 failing", run.out, FIRST_THREE, started)
+    canary = [line.split(None, 3)[3] for line in lines if f" {CANARY} " in line]
+    order = ["cordoned", "refused", "evicted", "installed", "verified", "uncordoned"]
+    found = [next(i for i, text in enumerate(canary) if word in text) for word in order]
+    assert found == sorted(found), canary
 
 
 def test_the_upgrade_then_finishes_in_place_and_nothing_is_uninstalled(world: World):
-    world.up()
+    started = utc_now()
+    run = world.up()
     for name in FIRST_THREE:
         assert {kind: world.installed(name, kind) for kind in ("driver", "firmware")} == \
             {"driver": NEW["driver"], "firmware": NEW["firmware"]}, name
         assert uninstalls(world, name) == []
         assert world.node_labels(name).get(READY) == "true"
+        assert not cordoned(world, name) and CORDONED_BY not in node_object(world, name)["metadata"].get(
+            "annotations", {}), name
+    assert world.node_labels(SECOND).get(STATE) == world.node_labels(THIRD).get(STATE) == "upgrade-done"
+    lines = show_timeline(world, "upgrade finished, waves 1 and 2", run.out, (SECOND, THIRD), started)
+    third = [line for line in lines if f" {THIRD} " in line]
+    assert [w for w in ("cordoned", "drained", "installed", "verified", "uncordoned")
+            if not any(w in line for line in third)] == [], third
+    # Wave 2 starts only once wave 1 is uncordoned: never two waves cordoned at once.
+    second_done = max(line[:20] for line in lines if f" {SECOND} " in line and "uncordoned" in line)
+    assert min(line[:20] for line in third) >= second_done
 
 
 def test_a_node_added_is_installed_and_labelled_and_nobody_else_is_touched(world: World):
@@ -69,7 +137,8 @@ def test_a_node_added_is_installed_and_labelled_and_nobody_else_is_touched(world
     assert {name: len(world.install_starts(name)) for name in FIRST_THREE} == before
 
 
-def test_a_node_removed_loses_its_labels_keeps_its_software_and_nobody_else_is_touched(world: World):
+def test_a_node_removed_is_drained_loses_its_labels_keeps_its_software_and_nobody_else_is_touched(world: World):
+    work.run_npu_pod(world.kube, FOURTH, RESOURCE_NAMES["910B"], "train-4")
     config = world.config()
     config["nodes"] = [node for node in config["nodes"] if node["name"] != FOURTH]
     world.write_config(config)
@@ -77,12 +146,17 @@ def test_a_node_removed_loses_its_labels_keeps_its_software_and_nobody_else_is_t
     assert changes == {(op, f"{prefix}{FOURTH}{suffix}") for op, prefix, suffix in (
         ("delete", "ascend-npu-cluster-node-", ""), ("delete", "ascend-npu-", "-verify"),
         ("delete", "ascend-npu-", "-install"), ("delete", "ascend-npu-", "-packages"), ("delete", "ascend-npu-", ""),
-        ("delete", "ascend-npu-", "-scripts"), ("delete", "ascend-npu-", "-on-destroy"))}, changes
+        ("delete", "ascend-npu-", "-scripts"), ("delete", "ascend-npu-", "-on-destroy"),
+        ("delete", "ascend-npu-", "-drain"), ("delete", "ascend-npu-", "-uncordon"))}, changes
     before = {name: len(world.install_starts(name)) for name in FIRST_THREE}
-    world.up()
-    assert READY not in world.node_labels(FOURTH)
+    run = world.up()
+    assert f"leave {FOURTH}: drained (1 evicted), labels removed; uncordoned" in run.out, run.out[-3000:]
+    assert work.pod(world.kube, "train-4") is None
+    labels = world.node_labels(FOURTH)
+    assert READY not in labels and STATE not in labels and not cordoned(world, FOURTH)
     assert world.installed(FOURTH, "driver") == NEW["driver"] and uninstalls(world, FOURTH) == []
     assert {name: len(world.install_starts(name)) for name in FIRST_THREE} == before
+    assert not any(cordoned(world, name) for name in FIRST_THREE)
 
 
 def test_an_ssh_key_rotated_through_the_cli_is_the_one_used_from_then_on(world: World):

@@ -133,9 +133,12 @@ class World:
 
 
 def copy_project(project: Path) -> None:
-    """The project file the CLI reads; the program itself is served from the repository."""
+    """The project file the CLI reads; the program itself is served from the repository. The drain steps run
+    `.venv/bin/python -m components.drain` in the project folder, as in a checkout: both are linked there."""
     project.mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "Pulumi.yaml", project / "Pulumi.yaml")
+    for name in (".venv", "components"):
+        (project / name).symlink_to(REPO / name)
 
 
 def node_entry(name: str, node: FakeNode, runtime: str = "containerd") -> dict:

@@ -232,3 +232,35 @@ def test_the_launcher_serves_on_the_port_it_prints(tmp_path):
         plugin.terminate()
         plugin.wait(timeout=10)
         plugin.stdout.close()
+
+
+LOCAL = "command:local:Command"
+
+
+def test_a_local_command_runs_in_its_dir_with_its_environment_and_updates_with_the_previous_stdout(provider,
+                                                                                                   tmp_path):
+    """local/commandOutputs.go run: `/bin/sh -c`, `dir`, the provider's environment plus `environment`."""
+    props = {"create": 'echo "$PWD $ASCEND_NPU_DRAIN_FOR"', "dir": str(tmp_path),
+             "environment": {"ASCEND_NPU_DRAIN_FOR": "driver 24.1.rc2"}}
+    inputs, made = create(provider, LOCAL, "drain", props)
+    assert made.properties.fields["stdout"].string_value == f"{tmp_path} driver 24.1.rc2"
+    news = {**props, "environment": {"ASCEND_NPU_DRAIN_FOR": "driver 24.1.rc3"}}
+    changed = diff(provider, LOCAL, "drain", inputs, made.properties, news)
+    assert list(changed.diffs) == ["environment"] and not changed.replaces  # an update, never a replace
+    updated = provider.Update(provider_pb2.UpdateRequest(
+        urn=urn(LOCAL, "drain"), olds=made.properties, news=check(provider, LOCAL, "drain", {
+            **news, "create": 'echo "now $ASCEND_NPU_DRAIN_FOR, was $PULUMI_COMMAND_STDOUT"'}), old_inputs=inputs))
+    assert updated.properties.fields["stdout"].string_value == \
+        f"now driver 24.1.rc3, was {tmp_path} driver 24.1.rc2"
+
+
+def test_a_local_delete_runs_the_stored_command_and_a_failure_says_exit_status(provider, tmp_path):
+    log = tmp_path / "left"
+    inputs, made = create(provider, LOCAL, "leave", {"create": "echo made", "delete": f"echo left >> {log}"})
+    provider.Delete(provider_pb2.DeleteRequest(urn=urn(LOCAL, "leave"), id=made.id, properties=made.properties,
+                                               old_inputs=inputs))
+    assert log.read_text() == "left\n"
+    with pytest.raises(grpc.RpcError) as failed:
+        create(provider, LOCAL, "f", {"create": "echo out; echo broke >&2; exit 3"})
+    assert failed.value.details().startswith('exit status 3: running "echo out; echo broke >&2; exit 3"')
+    assert "broke" in failed.value.details()

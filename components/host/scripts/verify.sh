@@ -31,8 +31,14 @@ main() {
   fi
   chips=$(npu_smi_chips <<<"$smi")
   if reboot_pending; then reboot=true; fi
+  local verdict=0
   py verify_report "${ASCEND_NODE:?}" "$ASCEND_NPU_COUNT" "$reboot" "$chips" "${versions[@]}" \
-    "${problems[@]}"
+    "${problems[@]}" || verdict=$?
+  # The run log keeps the verdict beside the install's lines (stdout must end with the JSON object).
+  if ((verdict == 0)); then log_line "verified: chips healthy, versions as the stack wants"; else
+    log_line "verify failed: ${problems[*]:-see npu-smi info}"
+  fi
+  return "$verdict"
 }
 
 main </dev/null
