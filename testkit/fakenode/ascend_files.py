@@ -5,6 +5,7 @@ release writes (the runtime's `version=v6.0.0`, the driver's `compatible_version
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -14,6 +15,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from components.releases.catalog import component_releases, release_entry  # noqa: E402
 
 RUNTIME_HOME = "/usr/local/Ascend/Ascend-Docker-Runtime"
+# The character devices the driver's modules create (MindCluster ascend-device-plugin pkg/common/constants.go,
+# v6.0.0 and v26.1.0: /dev/davinci_manager, /dev/devmm_svm, /dev/hisi_hdc), beside one /dev/davinciN per chip.
+DRIVER_DEVICES = ("davinci_manager", "devmm_svm", "hisi_hdc")
+NPU_SMI_FIXTURES = Path(__file__).parent / "npu_smi"
 RUNTIME_PATH = f"{RUNTIME_HOME}/ascend-docker-runtime"
 COMPONENT = {"driver": "npu-driver", "firmware": "npu-firmware", "dockerRuntime": "docker-runtime"}
 
@@ -80,6 +85,7 @@ def write(root: Path, kind: str, version: str, arch: str, scene: str = "containe
             ("compatible_version_fw", record["compatible_version_fw"]), ("package_version", version)])
         _install_info(root, Driver_Install_Path_Param="/usr/local/Ascend", Driver_Install_Status="complete",
                       UserName="HwHiAiUser", UserGroup="HwHiAiUser")
+        write_devices(root)
     elif kind == "firmware":
         record = entry(kind, version)["record"]
         _write(home / "firmware/version.info", [
@@ -105,6 +111,37 @@ def write(root: Path, kind: str, version: str, arch: str, scene: str = "containe
         base.mkdir(parents=True, exist_ok=True)
         (base / "ascend-docker-runtime").write_text("#!/bin/sh\nexec runc \"$@\"\n")
         write_runtime_record(root, version, arch, scene)
+
+
+def chips(text: str) -> list[dict]:
+    """The chips of an `npu-smi info` text, read by the host steps' own parser (components/host/scripts)."""
+    path = Path(__file__).resolve().parents[2] / "components/host/scripts/npu_smi.py"
+    spec = importlib.util.spec_from_file_location("fake_npu_smi", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.chips(text)
+
+
+def board_chips(root: Path) -> int:
+    """How many chips the node's npu-smi fixture lists (the board a test chose with its knob)."""
+    fixture = (Path(root) / "fake/knobs/npu-smi-fixture")
+    name = fixture.read_text().strip() if fixture.exists() else "910b"
+    return len(chips((NPU_SMI_FIXTURES / f"{name}.txt").read_text()))
+
+
+def write_devices(root: Path) -> None:
+    """Simulated: the devices the loaded driver shows (regular files standing in for character devices)."""
+    dev = Path(root) / "dev"
+    dev.mkdir(parents=True, exist_ok=True)
+    for name in [f"davinci{i}" for i in range(board_chips(root))] + list(DRIVER_DEVICES):
+        (dev / name).touch()
+
+
+def remove_devices(root: Path) -> None:
+    for path in (Path(root) / "dev").glob("davinci*"):
+        path.unlink()
+    for name in DRIVER_DEVICES[1:]:
+        (Path(root) / "dev" / name).unlink(missing_ok=True)
 
 
 def write_runtime_record(root: Path, version: str, arch: str, scene: str, config_file_path: str = "") -> None:
@@ -135,6 +172,8 @@ def remove(root: Path, kind: str, arch: str) -> None:
     home = ascend(root)
     if kind in ("driver", "firmware"):
         shutil.rmtree(home / kind, ignore_errors=True)
+        if kind == "driver":
+            remove_devices(root)
     elif kind == "dockerRuntime":
         shutil.rmtree(home / "Ascend-Docker-Runtime", ignore_errors=True)
     elif kind == "kernels":

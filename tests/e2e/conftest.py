@@ -77,7 +77,9 @@ def world(tmp_path_factory) -> World:
         copy_project(world.project)
         world.write_config(base_config(world, list(NODE_NAMES[:3])))
         register_nodes(plane.kube(), world.config()["nodes"])
-        advertiser = DeviceAdvertiser(plane.kube(), lambda: world.config()["nodes"], NAMESPACE)
+        advertiser = DeviceAdvertiser(plane.kube(), lambda: world.config()["nodes"], NAMESPACE,
+                                      roots={name: node.root for name, node in nodes.items()})
+        world.advertiser = advertiser
         stack.callback(advertiser.stop)
         advertiser.start()
         world.pulumi("stack", "init", STACK, "--secrets-provider", "passphrase", program=False)

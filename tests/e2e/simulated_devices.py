@@ -1,14 +1,19 @@
 """Simulated: the kubelet's device manager. A node advertises its NPUs once the device plugin runs on it.
 
-On a real node the Ascend device plugin registers with the kubelet, which then reports
-`huawei.com/Ascend910: <count>` (or the 310/310P name) in the node's capacity and allocatable. kwok runs
-no device plugin, so this thread does the kubelet's part: while a Running device plugin pod is on a
-node, the node's status carries the chip's resource with the stack's `npuCount`; without one, zero.
+On a real node the Ascend device plugin listens on /var/lib/kubelet/device-plugins/<Ascend910|Ascend310P>.sock
+(MindCluster component/ascend-device-plugin/pkg/server/server.go, v6.0.0 and v26.1.0) and registers with the
+kubelet, which then reports `huawei.com/Ascend910: <count>` (or the 310/310P name) in the node's capacity and
+allocatable. kwok runs no device plugin, so this thread does both parts: while a Running device plugin pod is on
+a node, that socket exists in the node's sandbox and the node's status carries the chip's resource with the
+stack's `npuCount`; without one (or for a node in `failing`, a plugin that finds no device), neither.
 """
 from __future__ import annotations
 
+import socket
+import tempfile
 import threading
-from typing import Callable
+from pathlib import Path
+from typing import Callable, Optional
 
 from components.cluster.common.node_labels import RESOURCE_NAMES
 from engine.kube import ApiError, Kube
@@ -19,9 +24,12 @@ PLUGIN_LABEL = "app.kubernetes.io/component=device-plugin"
 class DeviceAdvertiser(threading.Thread):
     """Keeps each stack node's NPU resource in line with its device plugin pod, every `interval` seconds."""
 
-    def __init__(self, kube: Kube, nodes: Callable[[], list[dict]], namespace: str, interval: float = 1.0):
+    def __init__(self, kube: Kube, nodes: Callable[[], list[dict]], namespace: str, interval: float = 1.0,
+                 roots: Optional[dict[str, Path]] = None):
         super().__init__(name="simulated-device-manager", daemon=True)
         self.kube, self.nodes, self.namespace, self.interval = kube, nodes, namespace, interval
+        self.roots = roots or {}
+        self.failing: set[str] = set()  # nodes whose plugin runs but registers no device
         self._halt = threading.Event()
 
     def stop(self) -> None:
@@ -40,10 +48,29 @@ class DeviceAdvertiser(threading.Thread):
         running = {p["spec"].get("nodeName") for p in pods if p.get("status", {}).get("phase") == "Running"}
         for node in self.nodes():
             resource = RESOURCE_NAMES[str(node["chip"])]
-            count = str(node.get("npuCount", 8)) if node["name"] in running else "0"
+            serving = node["name"] in running and node["name"] not in self.failing
+            self.socket(node["name"], resource, serving)
+            count = str(node.get("npuCount", 8)) if serving else "0"
             current = self.kube.find(f"/api/v1/nodes/{node['name']}")
             if current is None or current["status"].get("allocatable", {}).get(resource) == count:
                 continue
             status = {"capacity": {resource: count}, "allocatable": {resource: count}}
             self.kube.request("PATCH", f"/api/v1/nodes/{node['name']}/status", {"status": status},
                               content_type="application/merge-patch+json")
+
+    def socket(self, name: str, resource: str, present: bool) -> None:
+        """The plugin's socket in the node's sandbox (a real unix socket file), there while it serves."""
+        root = self.roots.get(name)
+        if root is None:
+            return
+        path = root / "var/lib/kubelet/device-plugins" / f"{resource.split('/')[1]}.sock"
+        if present and not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Bound under a short name, then moved: a unix socket's path is limited to 107 bytes.
+            short = Path(tempfile.mkdtemp(prefix="dp-")) / "s"
+            with socket.socket(socket.AF_UNIX) as listener:
+                listener.bind(str(short))
+            short.rename(path)
+            short.parent.rmdir()
+        elif not present and path.exists():
+            path.unlink()

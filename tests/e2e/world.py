@@ -56,6 +56,7 @@ class World:
     nodes: dict[str, FakeNode]
     port: int
     runs: list[Run] = field(default_factory=list)
+    advertiser: Optional[object] = None  # the simulated device manager (simulated_devices.DeviceAdvertiser)
 
     @property
     def project(self) -> Path:

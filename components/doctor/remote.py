@@ -1,0 +1,96 @@
+"""The probe over SSH with the OpenSSH client: pinned host keys, the bastion as a jump host, bounded time."""
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from components.config import StackSpec
+from components.config.hosts import NodeSpec
+
+PROBE = Path(__file__).with_name("probe.sh")
+MARK = "==ascend-npu-doctor== "
+
+
+@dataclass
+class HostReport:
+    """What the probe read on one node: sections by name, or why it could not be read."""
+
+    node: str
+    sections: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (header words, body)
+    error: Optional[str] = None
+
+    def body(self, name: str) -> str:
+        return self.sections.get(name, ("", ""))[1]
+
+    def header(self, name: str) -> str:
+        return self.sections.get(name, ("", ""))[0]
+
+
+def parse(node: str, text: str) -> HostReport:
+    """Split the probe's output into its sections (`==ascend-npu-doctor== NAME WORDS...`)."""
+    report, name, words, lines = HostReport(node), None, "", []
+    for line in text.splitlines():
+        if line.startswith(MARK):
+            if name is not None:
+                report.sections[name] = (words, "\n".join(lines).strip("\n"))
+            parts = line[len(MARK):].split(None, 1)
+            name, words, lines = parts[0] if parts else "", parts[1] if len(parts) > 1 else "", []
+            if name == "file":  # `file KIND PATH`: one section per kind
+                name, _, words = words.partition(" ")
+                name = f"file:{name}"
+        elif name is not None:
+            lines.append(line)
+    if name is not None:
+        report.sections[name] = (words, "\n".join(lines).strip("\n"))
+    if "end" not in report.sections:
+        report.error = "the probe stopped before its end"
+    return report
+
+
+def _known_host(host: str, port: int, key: str) -> str:
+    name = host if port == 22 else f"[{host}]:{port}"
+    return f"{name} {' '.join(key.split()[:2])}\n"
+
+
+def ssh_command(spec: StackSpec, node: NodeSpec, folder: str, identity: Optional[str], timeout: int) -> list[str]:
+    """`ssh` with only this node's (and the bastion's) pinned keys trusted, no prompt, no agent unless useAgent."""
+    ssh = spec.ssh
+    known = os.path.join(folder, "known_hosts")
+    with open(known, "w") as out:
+        out.write(_known_host(node.address, ssh.port, node.host_key))
+        if ssh.bastion is not None:
+            out.write(_known_host(ssh.bastion.host, ssh.bastion.port, ssh.bastion.host_key))
+    common = ["-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+              "-o", f"UserKnownHostsFile={known}", "-o", "GlobalKnownHostsFile=/dev/null",
+              "-o", f"ConnectTimeout={min(timeout, 15)}", "-o", "ServerAliveInterval=5", "-o", "LogLevel=ERROR"]
+    if identity:
+        common += ["-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none", "-i", identity]
+    options = [*common, "-p", str(ssh.port)]
+    if ssh.bastion is not None:
+        bastion = ssh.bastion
+        # The jump host is dialled with the same options: its own pinned key, the same identity.
+        jump = ["ssh", *common, "-p", str(bastion.port), "-W", "%h:%p", f"{bastion.user or ssh.user}@{bastion.host}"]
+        options += ["-o", "ProxyCommand=" + " ".join(shlex.quote(word) for word in jump)]
+    sudo = "" if ssh.user == "root" else "sudo -n "
+    return ["ssh", *options, f"{ssh.user}@{node.address}", f"{sudo}bash -s"]
+
+
+def probe(spec: StackSpec, node: NodeSpec, identity: Optional[str], timeout: int) -> HostReport:
+    """Run the probe on NODE within TIMEOUT seconds; a report with `error` when it could not."""
+    with tempfile.TemporaryDirectory(prefix="ascend-npu-doctor-") as folder:
+        words = ssh_command(spec, node, folder, identity, timeout)
+        try:
+            done = subprocess.run(words, input=PROBE.read_text(), capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return HostReport(node.name, error=f"no answer over SSH within {timeout} s")
+        except OSError as err:
+            return HostReport(node.name, error=f"cannot run ssh: {err}")
+    if done.returncode != 0 and MARK not in done.stdout:
+        last = (done.stderr.strip().splitlines() or [f"ssh exited {done.returncode}"])[-1]
+        return HostReport(node.name, error=f"SSH to {spec.ssh.user}@{node.address}:{spec.ssh.port} failed: {last}")
+    return parse(node.name, done.stdout)
