@@ -1,4 +1,5 @@
 # ascend-npu: `make plan` (offline plan of a stack), `make test`, `make bench`, `make docs`, `make chart`;
+# `make doctor STACK=<stack>` (read-only checks of a running stack, over SSH and the API);
 # the real engine: `make engine` (build it), `make cluster` / `make cluster-stop` (a local control plane), `make e2e`.
 PYTHON ?= python3
 VENV := .venv
@@ -7,7 +8,7 @@ STACK ?= dev
 EXTRA_RESOURCES ?=
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: plan test bench docs chart chart-package venv clean engine cluster cluster-stop e2e
+.PHONY: plan test bench docs chart chart-package venv clean engine cluster cluster-stop e2e doctor
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,6 +19,9 @@ venv: $(STAMP)
 
 plan: $(STAMP)
 	@$(PY) -m components.plan --stack $(STACK) $(if $(EXTRA_RESOURCES),--extra-resources $(EXTRA_RESOURCES))
+
+doctor: $(STAMP)
+	@$(PY) -m components.doctor --stack $(STACK) $(if $(JSON),--json)
 
 test: $(STAMP)
 	$(PY) -m pytest -q tests --ignore=tests/e2e

@@ -14,9 +14,9 @@ MAX_PARALLEL = (1, 8, 64)
 # Runs per figure (the median is shown): three each, about 20 minutes on 2 shared cores, most of it at 1000 nodes.
 REPEATS = {10: 3, 100: 3, 300: 3, 1000: 3}
 CRASH_CHECK = (2000, 1)  # one run of the program: nodes, maxParallel
-# Resources per node of the synthetic (mirror) stacks: component, scripts copy, install, verify, on-destroy, label
-# patch.
-PER_NODE = 6
+# Resources per node of the synthetic (mirror) stacks: component, scripts copy, drain, install, verify, on-destroy,
+# uncordon, label patch.
+PER_NODE = 8
 FIXED = 4  # stack, platform, provider, cluster component (the shaped floor adds the rest as cluster objects)
 
 

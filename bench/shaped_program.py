@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_command import remote
+from pulumi_command import local, remote
 
 from components.host.rollout import gate_waves, plan_waves
 
@@ -32,27 +32,32 @@ objects = [k8s.core.v1.ConfigMap(f"shaped-cluster-object-{i}", opts=child) for i
 
 
 def build_wave(wave, after):
-    verifies = []
+    gates = []
     for node in wave:
         host = Component("AscendHost", f"shaped-{node.name}", pulumi.ResourceOptions(parent=platform))
         conn = remote.ConnectionArgs(host=node.name)
         scripts = remote.CopyToRemote(f"shaped-{node.name}-scripts", connection=conn, source=SCRIPTS,
                                       remote_path="/var/tmp", opts=pulumi.ResourceOptions(parent=host,
                                                                                           depends_on=after))
+        drain = local.Command(f"shaped-{node.name}-drain", create="true", environment={"REASON": "r"},
+                              opts=pulumi.ResourceOptions(parent=host, depends_on=after))
         install = remote.Command(f"shaped-{node.name}-install", connection=conn, create="true",
-                                 opts=pulumi.ResourceOptions(parent=host, depends_on=[scripts]))
+                                 opts=pulumi.ResourceOptions(parent=host, depends_on=[scripts, drain]))
         verify = remote.Command(f"shaped-{node.name}-verify", connection=conn, create="true",
                                 opts=pulumi.ResourceOptions(parent=host, depends_on=[install]))
-        remote.Command(f"shaped-{node.name}-on-destroy", connection=conn, create="true",
-                       opts=pulumi.ResourceOptions(parent=host, depends_on=[install]))
+        on_destroy = remote.Command(f"shaped-{node.name}-on-destroy", connection=conn, create="true",
+                                    opts=pulumi.ResourceOptions(parent=host, depends_on=[install]))
+        uncordon = local.Command(f"shaped-{node.name}-uncordon", create="true", delete="true",
+                                 environment={"REASON": "r"},
+                                 opts=pulumi.ResourceOptions(parent=host, depends_on=[verify, on_destroy]))
         patch = k8s.core.v1.NodePatch(f"shaped-cluster-node-{node.name}", metadata={"name": node.name},
                                       opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-                                          depends_on=[verify])))
+                                          depends_on=[uncordon])))
         if node.name == canaries[0]:
             k8s.batch.v1.Job("shaped-cluster-job", opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
                 depends_on=[*objects, patch])))
-        verifies.append(verify)
-    return verifies
+        gates.append(uncordon)
+    return gates
 
 
 gate_waves(plan_waves(nodes, canaries, MAX_PARALLEL), build_wave)

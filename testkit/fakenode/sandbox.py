@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import tempfile
 from pathlib import Path
 
 KNOBS = "fake/knobs"
@@ -26,3 +28,14 @@ def log(name: str, record: dict | str, base: Path | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as f:
         f.write((json.dumps(record) if isinstance(record, dict) else record) + "\n")
+
+
+def unix_socket(path: Path) -> None:
+    """A unix socket file at PATH, as a listener leaves it; bound under a short name first, then moved, since a
+    socket's path is limited to 107 bytes and sandboxes sit deep."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    short = Path(tempfile.mkdtemp(prefix="sock-")) / "s"
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(short))
+    short.rename(path)
+    short.parent.rmdir()

@@ -9,14 +9,13 @@ stack's `npuCount`; without one (or for a node in `failing`, a plugin that finds
 """
 from __future__ import annotations
 
-import socket
-import tempfile
 import threading
 from pathlib import Path
 from typing import Callable, Optional
 
 from components.cluster.common.node_labels import RESOURCE_NAMES
 from engine.kube import ApiError, Kube
+from testkit.fakenode.sandbox import unix_socket
 
 PLUGIN_LABEL = "app.kubernetes.io/component=device-plugin"
 
@@ -65,12 +64,6 @@ class DeviceAdvertiser(threading.Thread):
             return
         path = root / "var/lib/kubelet/device-plugins" / f"{resource.split('/')[1]}.sock"
         if present and not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # Bound under a short name, then moved: a unix socket's path is limited to 107 bytes.
-            short = Path(tempfile.mkdtemp(prefix="dp-")) / "s"
-            with socket.socket(socket.AF_UNIX) as listener:
-                listener.bind(str(short))
-            short.rename(path)
-            short.parent.rmdir()
+            unix_socket(path)
         elif not present and path.exists():
             path.unlink()

@@ -1,0 +1,82 @@
+"""The doctor's probe over the fake node's real sshd, and what the host checks make of it, symptom by symptom.
+
+Simulated: the NPUs, the installers and the driver's device files (the fake node); the device plugin's socket is
+made here as the plugin would make it.
+"""
+from __future__ import annotations
+
+import pytest
+
+from components.config import parse_stack
+from components.doctor import remote
+from components.doctor.host_checks import host_findings, installed
+from testkit.fakenode import ascend_files
+from testkit.fakenode.packages import NEW, OLD, stack_config
+from testkit.fakenode.sandbox import unix_socket
+
+BEGIN, END = "# ascend-npu: ascend runtime (begin)", "# ascend-npu: ascend runtime (end)"
+
+
+def doctor_spec(node, **options):
+    raw = stack_config(node.packages, node.host_key, **options)
+    raw["ssh"] = {"user": "root", "port": node.port, "useAgent": True}  # the probe gets the key as --identity
+    raw["nodes"][0]["address"] = node.address
+    return parse_stack(raw)
+
+
+def seen(node, spec, ready: bool = True) -> list[tuple[str, str]]:
+    report = remote.probe(spec, spec.nodes[0], str(node.ssh_dir / "client_key"), 60)
+    return sorted((f.symptom, f.check) for f in host_findings(spec, spec.nodes[0], report, ready))
+
+
+def plugin_socket(node) -> None:
+    unix_socket(node.path("/var/lib/kubelet/device-plugins/Ascend910.sock"))
+
+
+@pytest.fixture
+def installed_node(node):
+    spec = doctor_spec(node)
+    done = node.run_step(node.spec(), "install")
+    assert done.returncode == 0, done.stderr
+    return node, spec
+
+
+def test_an_installed_node_lacks_only_the_plugin_socket_until_the_plugin_listens(installed_node):
+    node, spec = installed_node
+    assert seen(node, spec) == [("7.1", "plugin-socket")]
+    plugin_socket(node)
+    assert seen(node, spec) == []
+    report = remote.probe(spec, spec.nodes[0], str(node.ssh_dir / "client_key"), 60)
+    assert installed(report) == {"driver": NEW["driver"], "firmware": NEW["firmware"], "toolkit": NEW["cann"],
+                                 "kernels": NEW["cann"], "dockerRuntime": f"v{NEW['dockerRuntime']}"}
+
+
+def test_each_broken_part_is_found_once(installed_node):
+    node, spec = installed_node
+    plugin_socket(node)
+    ascend_files.write(node.root, "driver", OLD["driver"], "aarch64")
+    assert seen(node, spec) == [("7.4", "versions")]
+    ascend_files.write(node.root, "driver", NEW["driver"], "aarch64")
+    config = node.path("/etc/containerd/config.toml")
+    text = config.read_text()
+    head, rest = text.split(BEGIN, 1)
+    config.write_text(head + rest.split(END, 1)[1])
+    assert seen(node, spec) == [("7.3", "engine")]
+    config.write_text(text)
+    ascend_files.remove_devices(node.root)
+    assert seen(node, spec) == [("7.3", "devices")]
+    ascend_files.write_devices(node.root)
+    node.knob("npu-smi-health", "5 Warning")
+    assert seen(node, spec) == [("7.1", "npu-smi")]
+    node.knob("npu-smi-health", None)
+    node.knob("npu-smi-drop", "7")
+    assert seen(node, spec) == [("7.1", "npu-smi")]  # a chip gone from the list: 7 of npuCount 8
+    node.knob("npu-smi-drop", None)
+    node.knob("npu-smi-fail", "1")
+    assert ("7.1", "npu-smi") in seen(node, spec)
+
+
+def test_an_unreachable_node_is_one_finding_in_bounded_time(node):
+    spec = doctor_spec(node)
+    node.stop()
+    assert seen(node, spec) == [("unchecked", "ssh")]
