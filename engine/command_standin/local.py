@@ -11,7 +11,7 @@ import signal
 import subprocess
 from typing import Callable
 
-from .props import plain
+from .props import plain, run_env, shown_streams
 from .ssh import collect, forget, spawn
 
 LOCAL = "command:local:Command"
@@ -27,14 +27,8 @@ def run(props: dict, command: str, previous: dict, log: Callable[[str, str], Non
     """commandOutputs.go run: the command's stdout and stderr, each without its last newline."""
     p = plain(props)
     args = list(p.get("interpreter") or ["/bin/sh", "-c"]) + [command]
-    env = {**os.environ, **{k: str(v) for k, v in (p.get("environment") or {}).items()}}
-    if p.get("addPreviousOutputInEnv") in (None, True):
-        for key, name in (("stdout", "PULUMI_COMMAND_STDOUT"), ("stderr", "PULUMI_COMMAND_STDERR")):
-            if previous.get(key):
-                env[name] = previous[key]
-    logging = p.get("logging")
-    shown = {"stdout": logging in (None, "stdout", "stdoutAndStderr"),
-             "stderr": logging in (None, "stderr", "stdoutAndStderr")}
+    env = {**os.environ, **run_env(p, previous)}
+    shown = shown_streams(p)
     stdin = p.get("stdin") or None
     try:
         proc = spawn(args, cwd=p.get("dir") or os.getcwd(), env=env,

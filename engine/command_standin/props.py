@@ -162,3 +162,21 @@ def _value_diff(path: tuple, old: Any, new: Any, out: dict) -> None:
             out[path_string(path + (i,))] = "DELETE"
     else:
         out[path_string(path)] = "ADD" if old is None else "DELETE" if new is None else "UPDATE"
+
+
+def run_env(p: dict, previous: dict) -> dict[str, str]:
+    """`environment`, plus the previous stdout/stderr unless addPreviousOutputInEnv is false (remote and local
+    commandOutputs.go alike)."""
+    env = {k: str(v) for k, v in (p.get("environment") or {}).items()}
+    if p.get("addPreviousOutputInEnv") in (None, True):
+        for key, name in (("stdout", "PULUMI_COMMAND_STDOUT"), ("stderr", "PULUMI_COMMAND_STDERR")):
+            if previous.get(key):
+                env[name] = previous[key]
+    return env
+
+
+def shown_streams(p: dict) -> dict[str, bool]:
+    """Which streams `logging` sends to the engine (default: both)."""
+    logging = p.get("logging")
+    return {"stdout": logging in (None, "stdout", "stdoutAndStderr"),
+            "stderr": logging in (None, "stderr", "stdoutAndStderr")}

@@ -10,8 +10,8 @@ import subprocess
 from typing import Callable
 
 from . import local, sftp
-from .props import ARCHIVE_SIG, ASSET_SIG, SIG, UNKNOWN, Secret, detailed_diff, equal, plain
-from .props import source_hash
+from .props import (ARCHIVE_SIG, ASSET_SIG, SIG, UNKNOWN, Secret, detailed_diff, equal, plain, run_env, shown_streams,
+                    source_hash)
 from .ssh import Link, SSHError
 
 COMMAND, COPY, LOCAL = "command:remote:Command", "command:remote:CopyToRemote", local.LOCAL
@@ -100,14 +100,8 @@ def run(props: dict, command: str, previous: dict, status: Status, log: Callable
         except local.LocalError as err:
             raise CommandError(str(err)) from None
     p = plain(props)
-    env = {k: str(v) for k, v in (p.get("environment") or {}).items()}
-    if p.get("addPreviousOutputInEnv") in (None, True):
-        for key, name in (("stdout", "PULUMI_COMMAND_STDOUT"), ("stderr", "PULUMI_COMMAND_STDERR")):
-            if previous.get(key):
-                env[name] = previous[key]
-    logging = p.get("logging")
-    shown = {"stdout": logging in (None, "stdout", "stdoutAndStderr"),
-             "stderr": logging in (None, "stderr", "stdoutAndStderr")}
+    env = run_env(p, previous)
+    shown = shown_streams(p)
     try:
         with Link(p["connection"], status) as link:
             result = link.run(command, p.get("stdin") or None, env, lambda s, line: shown[s] and log(s, line))

@@ -2,7 +2,8 @@
 through) stopped by a failing node then finished, a node added and removed (drained first), the SSH key rotated,
 then uninstall on destroy. Each checks the nodes' files and the API.
 
-Simulated besides the nodes and kubelets: the NPU work, a Pod holding one NPU that kwok runs (tests/e2e/npu_workload.py).
+Simulated besides the nodes and kubelets: the NPU work, a Pod holding one NPU that kwok runs
+(tests/e2e/npu_workload.py).
 """
 from __future__ import annotations
 
@@ -67,6 +68,13 @@ def test_an_upgrade_drains_through_a_budget_and_a_failing_node_stays_cordoned(wo
     trainer = work.run_npu_pod(world.kube, CANARY, resource, "train-0")
     work.guard(world.kube, min_available=1)
     world.write_config(upgraded(world))
+    preview = world.preview("--diff").out  # which nodes will be drained, and why
+    assert {("update", f"ascend-npu-{name}-drain") for name in FIRST_THREE} <= planned_changes(
+        world.preview().out)
+    reason = re.compile(r'ASCEND_NPU_DRAIN_FOR: "driver (\S+), firmware (\S+?)[,"].* => "driver (\S+), firmware '
+                        r'(\S+?)[,"]')
+    assert reason.findall(preview) == [(OLD["driver"], OLD["firmware"], NEW["driver"], NEW["firmware"])] * 6, \
+        preview[-6000:]
     before_third = len(world.install_starts(THIRD))
     world.nodes[SECOND].knob("fail-driver", "1")
     result: dict = {}
