@@ -42,8 +42,9 @@ def stack_key(stack: str, project: Path, folder: str) -> str:
     return path
 
 
-def cluster_view(spec, notes: list[str]) -> tuple[Optional[Api], dict, dict, list]:
-    """Nodes by name, agent Pods by component and every Pending Pod; empty with a note when the API cannot answer."""
+def cluster_view(spec, findings: list[Finding]) -> tuple[Optional[Api], dict, dict, list]:
+    """Nodes by name, agent Pods by component and every Pending Pod; empty with a finding when the API cannot
+    answer."""
     try:
         api = Api(load_endpoint(spec.cluster.kube_context))
         nodes = {n["metadata"]["name"]: n for n in api.items("/api/v1/nodes")}
@@ -53,7 +54,9 @@ def cluster_view(spec, notes: list[str]) -> tuple[Optional[Api], dict, dict, lis
         pending = list(api.items("/api/v1/pods", fieldSelector="status.phase=Pending"))
         return api, nodes, agents, pending
     except (KubeconfigError, ApiError) as err:
-        notes.append(f"the API was not checked: {err}")
+        findings.append(Finding("unchecked", CLUSTER, "api", f"the API was not checked: {err}",
+                                "the doctor uses the stack's kubeconfig context (cluster.kubeContext) and lists "
+                                "nodes and pods, gets runtimeclasses: see the README's rules"))
         return None, {}, {}, []
 
 
@@ -83,9 +86,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     except (StackFileError, SpecError) as err:
         print(f"doctor: {err}", file=sys.stderr)
         return 2
-    notes: list[str] = []
-    api, nodes, agents, pending = cluster_view(spec, notes)
     findings: list[Finding] = []
+    api, nodes, agents, pending = cluster_view(spec, findings)
     with tempfile.TemporaryDirectory(prefix="ascend-npu-doctor-") as folder:
         identity = args.identity
         if identity is None and not spec.ssh.use_agent:
@@ -109,7 +111,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if api is not None:
         findings += runtime_class_findings(api, spec) + cluster_checks.pending_findings(pending, list(nodes.values()))
     show = as_json if args.json else human
-    print(show(args.stack, len(spec.nodes), findings, notes))
+    print(show(args.stack, len(spec.nodes), findings))
     return 1 if findings else 0
 
 

@@ -31,10 +31,9 @@ class Finding:
         return f"{self.symptom} {SYMPTOMS[self.symptom]}" if self.symptom[0].isdigit() else SYMPTOMS[self.symptom]
 
 
-def human(stack: str, nodes: int, findings: list[Finding], notes: list[str]) -> str:
+def human(stack: str, nodes: int, findings: list[Finding]) -> str:
     """The report for a terminal: a verdict, then each finding under the symptom it explains."""
     lines = [f"doctor: stack {stack}, {nodes} node(s) checked over SSH and the API"]
-    lines += [f"note: {note}" for note in notes]
     if not findings:
         lines.append("healthy: no finding (npu-smi, versions, engine runtime, devices, plugin socket, allocatable, "
                      "agents, pending Pods, drains)")
@@ -51,6 +50,6 @@ def human(stack: str, nodes: int, findings: list[Finding], notes: list[str]) -> 
     return "\n".join(lines)
 
 
-def as_json(stack: str, nodes: int, findings: list[Finding], notes: list[str]) -> str:
-    return json.dumps({"stack": stack, "nodes": nodes, "healthy": not findings, "notes": notes,
+def as_json(stack: str, nodes: int, findings: list[Finding]) -> str:
+    return json.dumps({"stack": stack, "nodes": nodes, "healthy": not findings,
                        "findings": [{**asdict(f), "explains": f.explains()} for f in findings]}, indent=2)

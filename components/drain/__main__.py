@@ -2,7 +2,7 @@
 
 Runs on the machine that runs `pulumi up` (a local command of the stack), against the stack's kubeconfig context:
 KUBECONFIG or ~/.kube/config, `--context` as cluster.kubeContext. It needs, cluster-wide: get and patch nodes,
-list pods, create pods/eviction (the README's "Drain permissions" gives the ClusterRole).
+list pods, create pods/eviction (the rules are in the README, "Upgrades that drain").
 """
 from __future__ import annotations
 

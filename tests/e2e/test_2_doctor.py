@@ -20,21 +20,23 @@ from engine.kube import wait_for
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import OLD
 from tests.e2e import npu_workload as work
+from tests.e2e.least_privilege import kubeconfig_for, readme_rules
 from tests.e2e.world import NAMESPACE, STACK, World
 
 CANARY, SECOND, THIRD = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03"
 BEGIN, END = "# ascend-npu: ascend runtime (begin)", "# ascend-npu: ascend runtime (end)"
 
 
-def doctor(world: World, title: str) -> tuple[int, set[tuple[str, str, str]], list[dict]]:
+def doctor(world: World, title: str, kubeconfig=None) -> tuple[int, set[tuple[str, str, str]], list[dict]]:
     """One doctor run as `make doctor STACK=e2e` runs it; its exit code, (symptom, node, check) seen, findings."""
+    env = {**world.env(), **({"KUBECONFIG": str(kubeconfig)} if kubeconfig else {})}
     done = subprocess.run([sys.executable, "-m", "components.doctor", "--stack", STACK, "--project",
-                           str(world.project), "--json"], cwd=REPO, env=world.env(), capture_output=True, text=True,
+                           str(world.project), "--json"], cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=300)
     report = json.loads(done.stdout)
     findings = report["findings"]
     shown = human(STACK, report["nodes"], [Finding(**{k: f[k] for k in ("symptom", "node", "check", "what", "fix")})
-                                           for f in findings], report["notes"])
+                                           for f in findings])
     with (world.root / "doctor.txt").open("a") as out:
         out.write(f"\n# {title} (exit {done.returncode})\n{done.stderr}{shown}\n")
     print(f"e2e: doctor, {title}: exit {done.returncode}\n{shown}", flush=True)
@@ -201,6 +203,14 @@ def test_the_runtime_class_deleted(world: World):
         world.kube.request("PATCH", f"{path}?fieldManager={manager}&force=true", {**saved, "metadata": meta},
                            content_type="application/apply-patch+yaml")
     assert (code, seen) == (1, {("7.3", CLUSTER, "runtimeclass")})
+
+
+def test_the_doctor_needs_no_more_than_the_readme_grants(world: World):
+    rules = readme_rules("## Doctor: what is wrong with a running stack")
+    kubeconfig = kubeconfig_for(world.kube, "doctor-reader", rules, world.kube.server, world.plane.pki / "ca.crt",
+                                world.root, context=world.plane.context)
+    code, seen, _ = doctor(world, "as a ServiceAccount with the README's rules only", kubeconfig)
+    assert (code, seen) == (0, set())
 
 
 def test_healthy_again_after_every_injection_was_undone(world: World):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from datetime import datetime, timezone
@@ -17,8 +18,10 @@ from datetime import datetime, timezone
 from components.cluster.common.node_labels import READY, RESOURCE_NAMES
 from components.drain.node_state import CORDONED_BY, STATE
 from engine.cluster import register_nodes
+from engine.control_plane import REPO
 from testkit.fakenode.packages import NEW, OLD
 from tests.e2e import npu_workload as work
+from tests.e2e.least_privilege import kubeconfig_for, readme_rules
 from tests.e2e.world import CHIPS, MOVED_ADDRESS, NAMESPACE, STACK, World, node_entry
 
 CANARY, SECOND, THIRD, FOURTH = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03", "e2e-npu-04"
@@ -131,6 +134,32 @@ def test_the_upgrade_then_finishes_in_place_and_nothing_is_uninstalled(world: Wo
     # Wave 2 starts only once wave 1 is uncordoned: never two waves cordoned at once.
     second_done = max(line[:20] for line in lines if f" {SECOND} " in line and "uncordoned" in line)
     assert min(line[:20] for line in third) >= second_done
+
+
+def test_the_drain_needs_no_more_than_the_readme_grants(world: World):
+    """The drain run as a ServiceAccount bound to exactly the README's rules; without pods/eviction it fails."""
+    rules = readme_rules("### Upgrades that drain")
+    server, ca = world.kube.server, world.plane.pki / "ca.crt"
+
+    def drain(kubeconfig, step: str) -> subprocess.CompletedProcess:
+        env = {**world.env(), "KUBECONFIG": str(kubeconfig), "ASCEND_NPU_DRAIN_FOR": "driver x, firmware y",
+               "PULUMI_COMMAND_STDOUT": '{"for": "driver w, firmware y"}'}
+        return subprocess.run([sys.executable, "-m", "components.drain", step, "--node", THIRD, "--timeout", "30"],
+                              cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+    granted = kubeconfig_for(world.kube, "drain-granted", rules, server, ca, world.root)
+    for step, said in (("before-host", "drained (0 Pod(s) evicted)"), ("after-host", "uncordoned")):
+        done = drain(granted, step)
+        assert done.returncode == 0 and said in done.stdout, done.stdout + done.stderr
+    assert not cordoned(world, THIRD)
+    short = [r for r in rules if r["resources"] != ["pods/eviction"]]
+    work.run_npu_pod(world.kube, THIRD, RESOURCE_NAMES["910B"], "train-3")
+    try:
+        denied = drain(kubeconfig_for(world.kube, "drain-short", short, server, ca, world.root), "before-host")
+    finally:
+        world.kube.delete(f"/api/v1/namespaces/{work.WORKLOADS}/pods/train-3")
+        drain(granted, "after-host")
+    assert denied.returncode == 1 and 'cannot create resource "pods/eviction"' in denied.stderr, denied.stderr
 
 
 def test_a_node_added_is_installed_and_labelled_and_nobody_else_is_touched(world: World):

@@ -1,0 +1,47 @@
+"""A kubeconfig for a ServiceAccount bound to exactly the rules a README block names, for running a tool as it."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from engine.control_plane import REPO
+from engine.kube import Kube
+
+NAMESPACE = "kube-system"
+
+
+def readme_rules(heading: str) -> list[dict]:
+    """The `rules:` YAML block that follows HEADING in the README (what a user copies)."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index(heading):]
+    block = re.search(r"```yaml\n(rules:.*?)```", section, re.DOTALL)
+    return yaml.safe_load(block.group(1))["rules"]
+
+
+def kubeconfig_for(kube: Kube, name: str, rules: list[dict], server: str, ca: Path, folder: Path,
+                   context: str = "") -> Path:
+    """A ServiceAccount NAME with a ClusterRole of RULES bound to it, and a kubeconfig holding a short-lived token
+    (its context named CONTEXT, default NAME)."""
+    kube.create(f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts",
+                {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}})
+    kube.create("/apis/rbac.authorization.k8s.io/v1/clusterroles",
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
+                 "rules": rules})
+    kube.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                 "metadata": {"name": name},
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                 "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]})
+    token = kube.request("POST", f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{name}/token",
+                         {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                          "spec": {"expirationSeconds": 600}})["status"]["token"]
+    path = folder / f"{name}.kubeconfig"
+    context = context or name
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": context,
+        "clusters": [{"name": "local", "cluster": {"server": server, "certificate-authority": str(ca)}}],
+        "users": [{"name": name, "user": {"token": token}}],
+        "contexts": [{"name": context, "context": {"cluster": "local", "user": name}}]}))
+    return path
