@@ -80,3 +80,16 @@ def test_an_unreachable_node_is_one_finding_in_bounded_time(node):
     spec = doctor_spec(node)
     node.stop()
     assert seen(node, spec) == [("unchecked", "ssh")]
+
+
+def snapshot(root) -> dict:
+    """Every file of the sandbox (the fake's own knobs and logs aside) with its size and modification time."""
+    return {str(p.relative_to(root)): (p.lstat().st_size, p.lstat().st_mtime_ns) for p in root.rglob("*")
+            if not p.relative_to(root).parts[0] == "fake"}
+
+
+def test_the_probe_changes_nothing_on_the_node(installed_node):
+    node, spec = installed_node
+    before = snapshot(node.root)
+    report = remote.probe(spec, spec.nodes[0], str(node.ssh_dir / "client_key"), 60)
+    assert report.error is None and snapshot(node.root) == before

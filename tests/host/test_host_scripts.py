@@ -6,6 +6,7 @@ import subprocess
 
 import pytest
 
+from components.doctor.remote import PROBE
 from components.host.script_set import INLINED, SCRIPTS, STEP_PARTS
 
 
@@ -15,6 +16,8 @@ def test_shellcheck_reports_nothing():
     scripts = sorted(p.name for p in SCRIPTS.glob("*.sh"))
     result = subprocess.run(["shellcheck", "-x", *scripts], cwd=SCRIPTS, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+    probe = subprocess.run(["shellcheck", str(PROBE)], capture_output=True, text=True)  # the doctor's, read-only
+    assert probe.returncode == 0, probe.stdout + probe.stderr
 
 
 def test_every_script_is_used_by_a_step_and_every_part_exists():
