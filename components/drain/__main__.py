@@ -7,6 +7,7 @@ list pods, create pods/eviction (the rules are in the README, "Upgrades that dra
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -40,7 +41,7 @@ def previous_reason() -> Optional[str]:
 
 def before_host(api: Api, args: argparse.Namespace, reason: str) -> dict:
     """Cordon and evict when the host step will disrupt NPU work on a node of the cluster."""
-    tell = lambda text: say("drain", args.node, text)  # noqa: E731
+    tell = functools.partial(say, "drain", args.node)
     node = state.find_node(api, args.node)
     if node is None:
         tell("not in the cluster yet: its host steps run without a drain")
@@ -84,7 +85,7 @@ def after_host(api: Api, args: argparse.Namespace, reason: str) -> dict:
 
 def leave(api: Api, args: argparse.Namespace, reason: str) -> dict:
     """A node leaving the stack: its NPU Pods evicted, its drain labels gone, its cordon undone if ours."""
-    tell = lambda text: say("leave", args.node, text)  # noqa: E731
+    tell = functools.partial(say, "leave", args.node)
     node = state.find_node(api, args.node)
     if node is None:
         tell("not in the cluster: nothing to drain")

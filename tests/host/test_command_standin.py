@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import inspect
 import os
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import grpc
@@ -16,7 +14,7 @@ from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 from pulumi_command import remote
 
 from engine.command_standin import server
-from testkit.fakenode.node import SSHD
+from tests.host.conftest import free_port
 
 LAUNCHER = Path(server.__file__).with_name("pulumi-resource-command")
 COMMAND, COPY = "command:remote:Command", "command:remote:CopyToRemote"
@@ -37,17 +35,6 @@ def urn(token: str, name: str) -> str:
     return f"urn:pulumi:test::standin::{token}::{name}"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
 @pytest.fixture
 def provider():
     grpc_server, port = server.serve()
@@ -58,23 +45,6 @@ def provider():
     yield stub
     channel.close()
     grpc_server.stop(None)
-
-
-@pytest.fixture
-def second_sshd(node, tmp_path):
-    """The node's sshd config (which serves SFTP) on another port, also accepting PULUMI_COMMAND_* env requests."""
-    port = free_port()
-    config = tmp_path / "sshd_config_2"
-    lines = [line for line in (node.ssh_dir / "sshd_config").read_text().splitlines() if not line.startswith("Port ")]
-    config.write_text("\n".join([f"Port {port}", *lines, "AcceptEnv PULUMI_COMMAND_*", ""]))
-    sshd = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while not listening(port):
-        assert time.monotonic() < deadline and sshd.poll() is None, "second sshd did not start"
-        time.sleep(0.05)
-    yield port
-    sshd.terminate()
-    sshd.wait(timeout=10)
 
 
 def conn(node, port: int | None = None, **more) -> dict:

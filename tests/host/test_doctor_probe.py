@@ -15,6 +15,8 @@ from testkit.fakenode.packages import NEW, OLD, stack_config
 from testkit.fakenode.sandbox import unix_socket
 
 BEGIN, END = "# ascend-npu: ascend runtime (begin)", "# ascend-npu: ascend runtime (end)"
+# A well-formed ed25519 key that no sshd here holds.
+OTHER_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOiQ9hs+a1eANLk/CrC5WBLnQM/KP6qx/EIDhhUqiAFi"
 
 
 def doctor_spec(node, **options):
@@ -93,3 +95,16 @@ def test_the_probe_changes_nothing_on_the_node(installed_node):
     before = snapshot(node.root)
     report = remote.probe(spec, spec.nodes[0], str(node.ssh_dir / "client_key"), 60)
     assert report.error is None and snapshot(node.root) == before
+
+
+def test_through_a_bastion_with_its_own_pinned_key(installed_node, second_sshd):
+    """The node's own sshd on a second port stands in for the bastion: the probe jumps through it."""
+    node, _ = installed_node
+    raw = stack_config(node.packages, node.host_key)
+    raw["ssh"] = {"user": "root", "port": node.port, "useAgent": True,
+                  "bastion": {"host": "127.0.0.1", "port": second_sshd, "hostKey": node.host_key}}
+    raw["nodes"][0]["address"] = node.address
+    spec = parse_stack(raw)
+    assert seen(node, spec) == [("7.1", "plugin-socket")]
+    other = dict(raw, ssh={**raw["ssh"], "bastion": {**raw["ssh"]["bastion"], "hostKey": OTHER_KEY}})
+    assert seen(node, parse_stack(other)) == [("unchecked", "ssh")]  # a bastion whose key is not the pinned one
