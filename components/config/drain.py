@@ -6,7 +6,7 @@ import re
 from pydantic import Field, field_validator
 
 from components.config.base import SpecModel
-from components.config.timeouts import LONGEST
+from components.config.timeouts import bounded_seconds
 
 # One requirement of a label selector as the API server parses it (k8s.io/apimachinery pkg/labels/selector.go):
 # `key`, `!key`, `key=value`, `key==value`, `key!=value`, `key in (a,b)`, `key notin (a,b)`.
@@ -45,9 +45,7 @@ class Drain(SpecModel):
     @field_validator("timeout")
     @classmethod
     def _bounded(cls, value: int) -> int:
-        if not 1 <= value <= LONGEST:
-            raise ValueError(f"{value} s is no time limit a drain can keep; write seconds from 1 to {LONGEST}")
-        return value
+        return bounded_seconds(value, "a drain")
 
     @field_validator("pod_selector")
     @classmethod

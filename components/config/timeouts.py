@@ -13,6 +13,13 @@ DEFAULTS = {"firmware": 3600, "driver": 1800, "toolkit": 3600, "kernels": 1800, 
 LONGEST = 24 * 3600
 
 
+def bounded_seconds(value: int, who: str) -> int:
+    """VALUE when it is a time limit WHO can keep (1 s to a day), else the error saying what to write."""
+    if not 1 <= value <= LONGEST:
+        raise ValueError(f"{value} s is no time limit {who} can keep; write seconds from 1 to {LONGEST}")
+    return value
+
+
 class StepTimeouts(SpecModel):
     """Seconds each installer (per kind) and each container-engine restart may take on one node."""
 
@@ -29,9 +36,7 @@ class StepTimeouts(SpecModel):
     @field_validator("*")
     @classmethod
     def _bounded(cls, value: int) -> int:
-        if not 1 <= value <= LONGEST:
-            raise ValueError(f"{value} s is no time limit a step can keep; write seconds from 1 to {LONGEST}")
-        return value
+        return bounded_seconds(value, "a step")
 
     def parameters(self) -> list[tuple[str, str]]:
         """The ASCEND_<KIND>_TIMEOUT parameters the host scripts read."""

@@ -94,8 +94,13 @@ def tolerates(tolerations: list[dict], taint: dict) -> bool:
 
 def pending_findings(pods: list[dict], nodes: list[dict]) -> list[Finding]:
     """Pending Pods asking for NPUs: a resource name no node advertises, or only tainted nodes that have it."""
-    advertised = {name: [n for n in nodes if _allocatable(n).get(name, 0) > 0]
-                  for n in nodes for name in _allocatable(n)}
+    counts = {n["metadata"]["name"]: _allocatable(n) for n in nodes}
+    advertised: dict[str, set[str]] = {}
+    for name, resources in counts.items():
+        for resource, count in resources.items():
+            found = advertised.setdefault(resource, set())
+            if count > 0:
+                found.add(name)
     found = []
     for pod in pods:
         wants = npu_requests(pod)
@@ -109,7 +114,7 @@ def pending_findings(pods: list[dict], nodes: list[dict]) -> list[Finding]:
                                  f"advertises (advertised: {offered})", "write the resource name a node advertises "
                                  "(`kubectl describe node`), e.g. huawei.com/Ascend910 for 910B"))
             continue
-        able = [n for n in nodes if all(n in advertised[r] for r in wants)]
+        able = [n for n in nodes if all(n["metadata"]["name"] in advertised[r] for r in wants)]
         blocking = {n["metadata"]["name"]: [t for t in (n.get("spec") or {}).get("taints") or []
                                             if t.get("effect") in ("NoSchedule", "NoExecute")
                                             and not tolerates((pod.get("spec") or {}).get("tolerations"), t)]

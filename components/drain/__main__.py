@@ -46,10 +46,11 @@ def before_host(api: Api, args: argparse.Namespace, reason: str) -> dict:
     if node is None:
         tell("not in the cluster yet: its host steps run without a drain")
         return {"drained": False}
-    before, pods = previous_reason(), to_evict(api, args.node, args.selector)
+    before = previous_reason()
     if before == reason:
         tell(f"nothing that stops NPU work changes ({reason}): not drained")
         return {"drained": False}
+    pods = to_evict(api, args.node, args.selector)
     if before is None and not pods:
         tell(f"first install and no NPU Pods here: not drained ({reason})")
         return {"drained": False}
