@@ -84,7 +84,10 @@ class World:
         current = yaml.safe_load(self.stack_file.read_text()) if self.stack_file.exists() else {}
         kept = {k: v for k, v in (current.get("config") or {}).items() if isinstance(v, dict) and "secure" in v}
         current["config"] = {**{f"ascend-npu:{k}": v for k, v in config.items()}, **kept}
-        self.stack_file.write_text(yaml.safe_dump(current, sort_keys=False))
+        # Whole or not at all: the simulated device manager reads this file from its own thread.
+        scratch = self.stack_file.with_suffix(".yaml.tmp")
+        scratch.write_text(yaml.safe_dump(current, sort_keys=False))
+        scratch.replace(self.stack_file)
 
     def pulumi(self, *args: str, program: bool = True, check: bool = True, stdin: Optional[str] = None,
                timeout: float = 1800, extra_resources: Optional[Path] = None,
