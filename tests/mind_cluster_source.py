@@ -13,7 +13,7 @@ HEALTHZ = "component/ascend-common/common-utils/healthz/healthz.go"
 CONSTANT = re.compile(r'^\s*(\w+)\s*(?:string\s*)?=\s*"([^"]*)"', re.M)
 FLAG = re.compile(r'flag\.(Bool|String|Int|Int64|Uint|Uint64|Duration|Float64)(?:Var)?\(\s*(?:&[\w.\[\]]+\s*,\s*)?'
                   r'([\w."-]+)')
-GO_TYPES = {"Bool": "bool", "String": "string", "Int": "int", "Int64": "int", "Uint": "uint", "Uint64": "uint",
+GO_TYPES = {"Bool": "bool", "String": "string", "Int": "int", "Int64": "int64", "Uint": "uint", "Uint64": "uint64",
             "Duration": "duration", "Float64": "float"}
 # First argument of a descriptor: a literal, or two literals joined with `+` over a line break.
 DESCRIPTOR = re.compile(r'(?:prometheus\.NewDesc|BuildDesc|BuildDescWithLabel)\(\s*"([^"]*)"(?:\s*\+\s*"([^"]*)")?'
@@ -74,3 +74,34 @@ def literal_metrics(tag: str, collector_dir: str) -> set[str]:
         for head, tail, sliced in DESCRIPTOR.findall(show(tag, path)):
             found.add(sliced or head + tail)
     return found
+
+
+LABEL_LIST = re.compile(r'\b[cC]ardLabel\w*\s*=\s*\[\]string\{([^}]*)\}')
+APPENDED = re.compile(r'append\(\s*(?:\w+\.)?\w*[cC]ardLabel\w*\s*,\s*([^)]*)\)')
+REPLACED = re.compile(r'\b\w*[lL]abel\w*\[\d+\]\s*=\s*("\w+"|\w+)')
+LITERAL_DESC = re.compile(r'(?:NewDesc|BuildDescWithLabel)\((?:[^()]|\([^()]*\))*?\[\]string\{([^}]*)\}')
+NAME = re.compile(r'^"[A-Za-z]\w*"$')
+
+
+def label_names(tag: str, collector_dir: str) -> set[str]:
+    """Label names the collectors give their series: the card labels, what they append or swap in, literal lists."""
+    names = constants(tag, collector_dir)
+    found: set[str] = set()
+    for path in go_files(tag, collector_dir):
+        if "/plugins/" in path:
+            continue  # the text-file plugin's labels are whatever the user's file names
+        text = show(tag, path)
+        items = [i for pattern in (LABEL_LIST, APPENDED, LITERAL_DESC) for group in pattern.findall(text)
+                 for i in group.split(",")] + REPLACED.findall(text)
+        for item in (i.strip() for i in items):
+            if NAME.match(item):
+                found.add(item.strip('"'))
+            elif item.split(".")[-1] in names:
+                found.add(names[item.split(".")[-1]])
+    return found
+
+
+def manifest_objects(tag: str, path: str) -> list[dict]:
+    """The documents of a YAML manifest at the tag."""
+    import yaml
+    return [d for d in yaml.safe_load_all(show(tag, path)) if isinstance(d, dict)]

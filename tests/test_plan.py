@@ -14,7 +14,8 @@ import yaml
 from components.cluster.all_objects import cluster_objects
 from components.plan.recorder import MASK, SECRET_SIG, SIG_KEY, mask
 from components.plan.stack_plan import EXIT_OK, EXIT_POLICY, plan
-from tests.stacks import ROOT
+from components.releases.catalog import known_releases, release_entry
+from tests.stacks import ROOT, load_stack, patched, write_stack
 
 OUTPUTS = ("resources.json", "policy-report.json", "graph.mmd")
 
@@ -138,3 +139,28 @@ def test_each_node_stores_at_most_16_kb_of_inputs_and_no_script(planned, stack):
     commands = [r["inputs"] for r in resources if r["type"] == "command:remote:Command"]
     assert commands and all(c["addPreviousOutputInEnv"] is False and "stdin" not in c for c in commands)
     assert not any("STEP=install" in json.dumps(c) for c in commands)  # the scripts travel by copy, not inputs
+
+
+RELEASE_CASES = [(plugin, exporter, False) for plugin in known_releases("device-plugin")
+                 for exporter in known_releases("npu-exporter")]
+RELEASE_CASES += [(plugin, plugin, True) for plugin in known_releases("device-plugin")]
+
+
+@pytest.mark.parametrize("plugin,exporter,volcano", RELEASE_CASES)
+def test_every_catalogued_release_plans_clean_through_the_pack(tmp_path, plugin, exporter, volcano):
+    """prod (910B and 310P, containerd and Docker) moved to each catalogued release by its image tags alone."""
+    images = {key: {**load_stack("prod")["config"][f"ascend-npu:{key}"]["image"], "tag": tag}
+              for key, tag in (("devicePlugin", plugin), ("exporter", exporter))}
+    stack = patched(load_stack("prod"), {"set": {"ascend-npu:devicePlugin.image": images["devicePlugin"],
+                                                 "ascend-npu:devicePlugin.volcano": volcano,
+                                                 "ascend-npu:exporter.image": images["exporter"]}})
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        code = plan("release", tmp_path, write_stack(stack, tmp_path, "release"))
+    report = json.loads((tmp_path / "policy-report.json").read_text())
+    assert [v["message"] for v in report["violations"]] == [] and code == EXIT_OK
+    roles = {r["inputs"]["metadata"]["name"]: r["inputs"] for r in json.loads((tmp_path / "resources.json").read_text())
+             if r["type"] == "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"}
+    proxy = [rule for rule in roles["ascend-npu-device-plugin"]["rules"] if "nodes/proxy" in rule["resources"]]
+    defined = [rule for rule in release_entry("device-plugin", plugin)["rbac"]["cluster"]
+               if "nodes/proxy" in rule["resources"]]
+    assert proxy == defined  # granted exactly where the release needs it, and allowed by that release only

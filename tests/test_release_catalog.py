@@ -96,3 +96,71 @@ def test_loader_refuses_an_entry_without_source(tmp_path, monkeypatch):
             component_releases("broken")
     finally:
         component_releases.cache_clear()
+
+
+PLUGIN_MANIFESTS = {"v6.0.0": "ascendplugin-910.yaml", "v26.1.0": "ascendplugin.yaml"}
+PLUGIN_BUILD, EXPORTER_BUILD = "component/ascend-device-plugin/build/", "component/npu-exporter/build/"
+
+
+def manifest_pod(tag: str, path: str) -> tuple[dict, list[str], list]:
+    """(pod spec, flags of the container's shell command line, ClusterRole rules) of a manifest at the tag."""
+    objects = source.manifest_objects(tag, path)
+    [daemonset] = [o for o in objects if o.get("kind") == "DaemonSet"]
+    pod = daemonset["spec"]["template"]["spec"]
+    words = " ".join(pod["containers"][0]["args"]).replace(";", " ").split()
+    roles = [o for o in objects if o.get("kind") == "ClusterRole"]
+    return pod, [w for w in words if w.startswith("-")], roles[0]["rules"] if roles else []
+
+
+def volumes(pod: dict) -> dict[str, tuple[str, str, bool]]:
+    """Volume name -> (host path, hostPath type, read-only in the first container)."""
+    read_only = {m["name"]: m.get("readOnly", False) for m in pod["containers"][0]["volumeMounts"]}
+    return {v["name"]: (v["hostPath"]["path"], v["hostPath"].get("type", ""), read_only.get(v["name"], False))
+            for v in pod["volumes"] if "hostPath" in v}
+
+
+def catalogued(mounts: list[dict]) -> dict[str, tuple[str, str, bool]]:
+    return {m["name"]: (m["path"], m.get("type", ""), m.get("readOnly", False)) for m in mounts}
+
+
+@needs_mirror
+@pytest.mark.parametrize("release", known_releases("device-plugin"))
+def test_plugin_args_env_mounts_and_rules_are_its_manifests(release):
+    entry = release_entry("device-plugin", release)
+    pod, flags, rules = manifest_pod(release, PLUGIN_BUILD + PLUGIN_MANIFESTS[release])
+    assert flags == entry["args"] + (entry["healthz"]["flags"] if entry["healthz"] else [])
+    assert pod["containers"][0]["env"] == entry["env"]
+    assert volumes(pod) == catalogued(entry["mounts"])
+    assert pod.get("hostPID", False) == entry["hostPID"]
+    proxy = [r for r in rules if "nodes/proxy" in r["resources"]]
+    assert [r["verbs"] for r in proxy] == [r["verbs"] for r in entry["rbac"]["cluster"] if "nodes/proxy" in r["resources"]]
+    volcano_pod, volcano_flags, _ = manifest_pod(release, PLUGIN_BUILD + "ascendplugin-volcano.yaml")
+    assert [f for f in volcano_flags if f not in flags] == entry["volcanoArgs"]
+    added = {k: v for k, v in volumes(volcano_pod).items() if k not in volumes(pod)}
+    assert added == catalogued(entry["volcanoMounts"])
+
+
+@needs_mirror
+@pytest.mark.parametrize("release", known_releases("npu-exporter"))
+def test_exporter_args_and_mounts_are_its_manifests(release):
+    entry = release_entry("npu-exporter", release)
+    pod, flags, _ = manifest_pod(release, EXPORTER_BUILD + "npu-exporter.yaml")
+    interval = [f"-updateTime={entry['updateTime']}"] if entry["updateTime"] is not None else []
+    expected = [a for arg in entry["args"] for a in (interval if arg == "{updateTime}" else [arg.format(port=8082)])]
+    assert flags == expected + (entry["healthz"]["flags"] if entry["healthz"] else [])
+    assert volumes(pod) == catalogued(entry["mounts"])
+
+
+@needs_mirror
+@pytest.mark.parametrize("release", known_releases("npu-exporter"))
+def test_exporter_labels_are_those_its_collectors_write(release):
+    found = source.label_names(release, "component/npu-exporter/collector")
+    assert set(release_entry("npu-exporter", release)["labels"]) == found
+
+
+@needs_mirror
+def test_v26_exporter_interval_is_per_group_unless_set():
+    """Why the program passes no -updateTime at v26.1.0 unless the stack sets one."""
+    text = source.show("v26.1.0", "component/npu-exporter/collector/common/npu_collector.go")
+    assert "updateTime > 0 indicates legacy compatibility mode" in text
+    assert "-updateTime" not in " ".join(manifest_pod("v26.1.0", EXPORTER_BUILD + "npu-exporter.yaml")[1])

@@ -81,6 +81,13 @@ proves; images spelled out so that a missing digest or tag is null, as in the va
 {{{{- toJson $proved | sha256sum | trunc 8 -}}}}
 {{{{- end }}}}
 
+{{{{/* exporter.update_time_args: the configured interval, else the release manifest's; none when neither. */}}}}
+{{{{- define "{CHART_NAME}.updateTimeArgs" -}}}}
+{{{{- $chosen := .manifest -}}}}
+{{{{- if not (kindIs "invalid" .updateTime) }}}}{{{{ $chosen = .updateTime }}}}{{{{ end -}}}}
+{{{{- if kindIs "invalid" $chosen }}}}[]{{{{ else }}}}{{{{ list (printf "-updateTime=%v" $chosen) | toYaml }}}}{{{{ end -}}}}
+{{{{- end }}}}
+
 {{{{/* dashboard_access.subjects: the group and/or the Dashboard's ServiceAccount. */}}}}
 {{{{- define "{CHART_NAME}.dashboardSubjects" -}}}}
 {{{{- $subjects := list -}}}}

@@ -133,7 +133,9 @@ class Exporter(CataloguedAgent):
         None, description="Accept a tag the release catalog does not list; names the release it behaves as and why.")
     # The exporter exits on a -port outside [1025, 40000] (every catalogued release, cmd/npu-exporter/main.go).
     port: int = Field(8082, ge=1025, le=40000, description="Metrics port, 1025 to 40000 (the exporter's own range).")
-    update_time: int = Field(5, ge=1, le=60, description="Seconds between two reads of the chips.")
+    update_time: Optional[int] = Field(
+        None, ge=1, le=60, description="Seconds between two reads of the chips, one interval for every metric; unset: "
+                                       "the release's own (v6.0.0: 5; v26.1.0: each metrics group its own interval).")
     resources: ExporterResources = Field(default_factory=ExporterResources, description="Requests and limits.")
 
 
@@ -141,7 +143,8 @@ class Alerts(SpecModel):
     """Thresholds of the NPU alerts."""
 
     temperature_celsius: int = Field(85, ge=40, le=120, description="Chip temperature that raises an alert.")
-    hbm_used_percent: int = Field(95, ge=50, le=100, description="HBM use that raises an alert.")
+    hbm_used_percent: int = Field(95, ge=50, le=100, description="Memory use that raises an alert: HBM, or the "
+                                                                      "memory of a chip without HBM (310P).")
 
 
 class Monitoring(SpecModel):

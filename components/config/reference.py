@@ -40,7 +40,7 @@ def pulumi_config_block() -> dict:
     for key in CONFIG_KEYS:
         decl = {**_pulumi_type(key.annotation), "description": key.description}
         if not key.required:
-            decl["default"] = "" if key.annotation is str else {}
+            decl["default"] = "" if key.annotation is str else [] if decl.get("type") == "array" else {}
         block[key.name] = decl
     return block
 

@@ -10,6 +10,7 @@ from pydantic import TypeAdapter, ValidationError
 from components.config.checks import check_mirror_credentials, resolve_nodes, run_checks
 from components.config.cluster import (Cluster, DashboardAccess, DevicePlugin, Exporter, Monitoring, Rollout,
                                      Validation)
+from components.config.frameworks import Framework, check_frameworks
 from components.config.hosts import Node, NodeSpec, Pool, Ssh
 from components.config.packages import Packages
 from components.config.problems import NAMESPACE, Problem, SpecError, field_path, from_validation_error
@@ -40,6 +41,8 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("nodes", list[Node], "The NPU servers; `name` is the Kubernetes node name.", required=True),
     ConfigKey("versions", Versions, "Exact firmware, driver, CANN and Ascend Docker Runtime versions.",
               required=True),
+    ConfigKey("frameworks", list[Framework], "The AI frameworks the workloads use (torch_npu, MindSpore), checked "
+              "against `versions.cann` and Python by each framework's own compatibility table."),
     ConfigKey("packages", Packages, "The `.run` installers: source, files and SHA-256 sums.", required=True),
     ConfigKey("rollout", Rollout, "Canary nodes, nodes per wave, reboot, downgrade, disruption and destroy behaviour."),
     ConfigKey("devicePlugin", DevicePlugin, "Ascend device plugin: image, Volcano mode, resources."),
@@ -67,6 +70,7 @@ class StackSpec:
     monitoring: Monitoring
     validation: Validation
     dashboard_access: DashboardAccess
+    frameworks: tuple[Framework, ...] = ()
     ssh_private_key: Any = field(default=None, repr=False)
     mirror_credentials: Any = field(default=None, repr=False)
 
@@ -121,7 +125,7 @@ def parse_sections(raw: dict[str, Any], secret_sections: Collection[str] = ()) -
             if key.required:
                 problems.append(Problem(key.name, f"required and missing; {key.description}"))
                 continue
-            raw_value: Any = {}
+            raw_value: Any = [] if typing.get_origin(key.annotation) is list else {}
         else:
             raw_value = raw[key.name]
         value, found = _validate(key, raw_value, key.name in secret_sections)
@@ -144,6 +148,8 @@ def parse_stack(raw: dict[str, Any], private_key: Any = None, private_key_is_sec
     """Raw config values (key without namespace -> value) to a StackSpec, or SpecError with every problem."""
     parsed, problems = parse_sections(raw, secret_sections)
     problems += run_checks(parsed, private_key is not None, private_key_is_secret)
+    if "versions" in parsed and "frameworks" in parsed:
+        problems += check_frameworks(parsed["frameworks"], parsed["versions"])
     problems += check_mirror_credentials(parsed.get("packages"), mirror_credentials is not None,
                                          mirror_credentials_is_secret)
     if problems:
@@ -153,5 +159,6 @@ def parse_stack(raw: dict[str, Any], private_key: Any = None, private_key_is_sec
         nodes=tuple(resolve_nodes(parsed)[0]), versions=parsed["versions"], packages=parsed["packages"],
         rollout=parsed["rollout"], device_plugin=parsed["devicePlugin"], exporter=parsed["exporter"],
         monitoring=parsed["monitoring"], validation=parsed["validation"],
-        dashboard_access=parsed["dashboardAccess"], ssh_private_key=private_key,
+        dashboard_access=parsed["dashboardAccess"], frameworks=tuple(parsed["frameworks"]),
+        ssh_private_key=private_key,
         mirror_credentials=mirror_credentials)

@@ -12,11 +12,22 @@ MATRIX_FILE = Path(__file__).resolve().parents[1] / "compatibility.yaml"
 
 
 @dataclass(frozen=True)
+class FrameworkRelease:
+    """One framework release: the CANN versions and Python versions its own table pairs it with."""
+
+    version: str
+    cann: tuple[str, ...]
+    python: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True)
 class Matrix:
     """Documented CANN -> driver and driver -> firmware pairs, lower-cased."""
 
     cann_driver: frozenset[tuple[str, str]]
     driver_firmware: frozenset[tuple[str, str]]
+    frameworks: tuple[tuple[str, tuple[FrameworkRelease, ...]], ...] = ()
 
     def drivers_for(self, cann: str) -> list[str]:
         return sorted({d for c, d in self.cann_driver if c == cann.lower()})
@@ -41,10 +52,34 @@ class Matrix:
         return None
 
 
+    def framework_releases(self, framework: str) -> tuple[FrameworkRelease, ...]:
+        return dict(self.frameworks).get(framework, ())
+
+    def framework_problem(self, framework: str, version: str, cann: str, python: Optional[str]) -> Optional[str]:
+        """None when the framework's own table pairs `version` with this CANN (and Python); else what fits."""
+        releases = self.framework_releases(framework)
+        release = next((r for r in releases if r.version.lower() == version.lower()), None)
+        if release is None:
+            known = ", ".join(r.version for r in releases)
+            return f"{framework} {version} is not in the compatibility data (known: {known})"
+        if cann.lower() not in {c.lower() for c in release.cann}:
+            fits = [r.version for r in releases if cann.lower() in {c.lower() for c in r.cann}]
+            return (f"{framework} {version} is documented with CANN {' or '.join(release.cann)}, not CANN {cann} "
+                    f"({release.source}); with CANN {cann} use {framework} {' or '.join(fits) or '(none documented)'}")
+        if python is not None and python not in release.python:
+            return (f"{framework} {version} supports Python {', '.join(release.python)}, not {python} "
+                    f"({release.source})")
+        return None
+
+
 @lru_cache(maxsize=None)
 def load_matrix(path: Path = MATRIX_FILE) -> Matrix:
     """Read the matrix data file once."""
     data = yaml.safe_load(path.read_text())
     cann_driver = {(str(row["cann"]).lower(), str(d).lower()) for row in data["cannDriver"] for d in row["drivers"]}
     driver_firmware = {(str(row["driver"]).lower(), str(row["firmware"]).lower()) for row in data["driverFirmware"]}
-    return Matrix(frozenset(cann_driver), frozenset(driver_firmware))
+    frameworks = tuple((name, tuple(FrameworkRelease(str(r["version"]), tuple(str(c) for c in r["cann"]),
+                                                      tuple(str(p) for p in r["python"]), str(r["source"]))
+                                     for r in rows))
+                       for name, rows in (data.get("frameworks") or {}).items())
+    return Matrix(frozenset(cann_driver), frozenset(driver_firmware), frameworks)

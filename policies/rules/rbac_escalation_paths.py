@@ -6,6 +6,7 @@ from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation
 
 from model.kube_objects import RBAC_GROUP, describe, group_kind, sequence
 from model.permissions import grants, role_id, role_rules
+from model.release_grants import release_allows
 
 # (verb, API group, resource, why), after Kubernetes' "RBAC good practices" on privilege escalation; a `*`
 # verb, group or resource grants them as surely as their names do.
@@ -36,7 +37,7 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     for i, rule in rules:
         verbs = "/".join(str(v) for v in sequence(rule.get("verbs")))
         found = [(f"{verb or verbs} on {resource}", why) for verb, group, resource, why in paths
-                 if grants(rule, group, resource, verb)]
+                 if grants(rule, group, resource, verb) and not release_allows(args.props, rule, resource)]
         if found:
             report_violation(f"{describe(args.resource_type, args.props, args.name)} rules[{i}] grants "
                              f"{'; '.join(f'{grant} (lets it {why})' for grant, why in found)}; list only the "
@@ -57,5 +58,7 @@ POLICY = ResourceValidationPolicy(
     }),
     remediation_steps="Remove `escalate`, `bind` and `impersonate` and `nodes/proxy` from the role (replace `*` "
                       "verbs and resources with exact ones); read kubelet metrics through `nodes/metrics` instead "
-                      "of `nodes/proxy`. A controller that must keep such a grant is listed in `allowedRoles`.",
+                      "of `nodes/proxy`. A controller that must keep such a grant is listed in `allowedRoles`. "
+                      "An ascend-npu agent's ClusterRole keeps exactly what its release needs (`releaseGrants` in "
+                      "npu-agents.yaml, matched by the agent's labels and `app.kubernetes.io/version`).",
 )

@@ -86,8 +86,9 @@ def test_device_plugin_release_v26_changes_only_its_flags_probe_and_rules(chart,
     coarse = {(name, field(name, path)) for name, path in changed}
     release_fields = {(PLUGIN, CONTAINER + (f,)) for f in ("image", "args", "env", "ports", "livenessProbe",
                                                            "volumeMounts")}
-    volumes = (PLUGIN, ("spec", "template", "spec", "volumes", 6))  # data-trace config, v26.1.0 only
-    assert coarse == {*release_fields, volumes, ("ClusterRole/ascend-npu-device-plugin", ("rules",)),
+    # data-trace config and containerd's state for the duplicate-NPU detector, v26.1.0 only
+    volumes = {(PLUGIN, ("spec", "template", "spec", "volumes", i)) for i in (6, 7)}
+    assert coarse == {*release_fields, *volumes, ("ClusterRole/ascend-npu-device-plugin", ("rules",)),
                       (PLUGIN, ("spec", "template", "spec", "hostPID")), (PLUGIN, VERSION), (PLUGIN, POD_VERSION),
                       *((name, VERSION) for name in PLUGIN_RBAC)}
 

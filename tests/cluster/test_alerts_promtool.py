@@ -37,6 +37,7 @@ UNHEALTHY = {"summary": "An Ascend NPU reports itself unhealthy."}
 HOT = {"summary": "An Ascend NPU runs hot."}
 HBM = {"summary": "An Ascend NPU's HBM is nearly full."}
 DOWN = {"summary": "The NPU exporter cannot be scraped."}
+MEMORY = {"summary": "An Ascend NPU without HBM is nearly out of memory."}
 FEWER = {"summary": "A node offers fewer NPUs to pods than it has."}
 
 TESTS = [
@@ -69,6 +70,19 @@ TESTS = [
          alert("5m", "AscendNpuHbmNearlyFull"),
          alert("15m", "AscendNpuHbmNearlyFull", (chip("train-01", "1", "warning"), {
              **HBM, "description": "NPU 1 on train-01 uses 96.13% of its HBM."}))]},
+    {"interval": "1m",
+     "input_series": [  # v26.1.0: a 310P writes DDR use only (96 % and 50 % of 24 GiB); a 910B writes both
+         series("npu_chip_info_used_memory", f'{JOB},node="infer-01",id="0"', "23600x20"),
+         series("npu_chip_info_total_memory", f'{JOB},node="infer-01",id="0"', "24576x20"),
+         series("npu_chip_info_used_memory", f'{JOB},node="infer-01",id="1"', "12288x20"),
+         series("npu_chip_info_total_memory", f'{JOB},node="infer-01",id="1"', "24576x20"),
+         series("npu_chip_info_used_memory", f'{JOB},node="train-01",id="0"', "31000x20"),
+         series("npu_chip_info_total_memory", f'{JOB},node="train-01",id="0"', "32000x20"),
+         series("npu_chip_info_hbm_total_memory", f'{JOB},node="train-01",id="0"', "65536x20")],
+     "alert_rule_test": [
+         alert("5m", "AscendNpuMemoryNearlyFull"),
+         alert("15m", "AscendNpuMemoryNearlyFull", (chip("infer-01", "0", "warning"), {
+             **MEMORY, "description": "NPU 0 on infer-01 uses 96.03% of its memory."}))]},
     {"interval": "1m",
      "input_series": [series("up", f'{JOB},node="train-01",instance="10.244.1.7:8082"', "1x20"),
                       series("up", f'{JOB},node="infer-01",instance="10.244.2.9:8082"', "1 0x19")],
@@ -112,7 +126,7 @@ def rules_path(values, tmp_path) -> Path:
 def test_check_rules(rules_path):
     result = promtool("check", "rules", str(rules_path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 5 rules found" in result.stdout
+    assert "SUCCESS: 6 rules found" in result.stdout
 
 
 def test_alerts_fire_and_stay_quiet_on_input_series(rules_path, tmp_path):

@@ -13,7 +13,8 @@ from components.cluster.values_schema import integer
 @pytest.fixture
 def with_new_setting(monkeypatch):
     """The exporter group with one more value, as step 2 of "How to add a setting" adds it."""
-    new = Value(integer("Seconds the exporter waits for a chip to answer.", 1, 30), lambda s: s.exporter.update_time)
+    new = Value(integer("Seconds the exporter waits for a chip to answer.", 1, 30),
+                lambda s: s.validation.timeout_seconds // 120)
     monkeypatch.setitem(ALL_VALUES.fields["exporter"].fields, "chipTimeout", new)
     return new
 
@@ -33,7 +34,7 @@ def test_a_new_value_reaches_every_place_derived_from_the_contract(with_new_sett
     assert "chipTimeout" in exporter["required"]
     assert defaults["exporter"]["chipTimeout"] == 5
     stack = chart_values(specs["prod"], managed_by="Helm")
-    assert stack["exporter"]["chipTimeout"] == specs["prod"].exporter.update_time
+    assert stack["exporter"]["chipTimeout"] == specs["prod"].validation.timeout_seconds // 120
     jsonschema.Draft7Validator(schema).validate(stack)
     text = values_yaml(defaults, schema)
     assert "## @param exporter.chipTimeout Seconds the exporter waits for a chip to answer. From 1 to 30." in text

@@ -46,21 +46,23 @@ def plugin_args(values: dict[str, Any]) -> list[str]:
 
 
 def plugin_env(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """NODE_NAME, what the release reads from its manifest, and Ascend Docker mode switched on.
+    """The release manifest's variables (NODE_NAME and more) and Ascend Docker mode switched on.
 
     The plugin reads its mode from the environment at start (at v6.0.0 this overrides `-useAscendDocker`):
     the Ascend runtime sets it only in containers it runs, and with the `ascend` RuntimeClass the plugin's own
     pod runs on runc, so it is set here and NPUs are always handed out for the Ascend runtime to inject.
     """
     release = plugin_release(values)
-    return [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-            *release["env"], {"name": release["ascendDockerEnv"], "value": "True"}]
+    return [*release["env"], {"name": release["ascendDockerEnv"], "value": "True"}]
 
 
 def plugin_mounts(values: dict[str, Any]) -> list[Mount]:
-    """The host paths the release's manifest mounts, with our own log directory and the node's time zone."""
+    """The host paths the release's manifest mounts (Volcano's too), the engine state its duplicate-NPU detector
+    reads, our own log directory and the node's time zone."""
+    release = plugin_release(values)
     mounts: list[Mount] = []
-    for mount in plugin_release(values)["mounts"]:
+    volcano = release["volcanoMounts"] if values["devicePlugin"]["volcano"] else []
+    for mount in [*release["mounts"], *release["detectorMounts"], *volcano]:
         if mount["name"] == OWN_LOG[0]:
             mounts.append(OWN_LOG)
         elif mount["name"] not in NOT_MOUNTED:

@@ -1,12 +1,13 @@
 """The NPU exporter's DaemonSets, one per container engine with its release's flags, and its ServiceAccount."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from components.cluster.common.metadata import image_reference, image_version, metadata
 from components.cluster.common.node_labels import CONTAINER_RUNTIME
 from components.cluster.common.pod_parts import daemonset, host_path, http_liveness, node_selector, release_liveness, \
     requests_equal_limits, service_account, tolerations
+from components.cluster.common.template_functions import template_function
 from components.releases.catalog import release_entry
 
 COMPONENT = "npu-exporter"
@@ -54,10 +55,23 @@ def exporter_release(values: dict[str, Any]) -> dict[str, Any]:
     return release_entry(COMPONENT, values["exporter"]["release"])
 
 
+@template_function("ascend-npu.updateTimeArgs")
+def update_time_args(update_time: Optional[int], manifest: Optional[int]) -> list[str]:
+    """`-updateTime=<n>`: the configured interval, else the release manifest's (v26.1.0 passes none)."""
+    chosen = manifest if update_time is None else update_time
+    return [] if chosen is None else [f"-updateTime={chosen}"]
+
+
 def exporter_args(values: dict[str, Any], engine: str) -> list[str]:
-    """The release's own flags (port, interval, log), the engine's sockets, and healthz where it has it."""
+    """The release's own flags (port, interval, log; its -containerMode is the engine's), the engine's sockets,
+    and healthz where it has it."""
     exporter, release = values["exporter"], exporter_release(values)
-    args = [arg.format(port=exporter["port"], updateTime=exporter["updateTime"]) for arg in release["args"]]
+    args: list[str] = []
+    for arg in release["args"]:
+        if arg == "{updateTime}":
+            args += [*update_time_args(exporter["updateTime"], release["updateTime"])]
+        elif not arg.startswith("-containerMode="):
+            args.append(arg.format(port=exporter["port"]))
     return args + ENGINE_ARGS[engine] + (release["healthz"]["flags"] if release["healthz"] else [])
 
 

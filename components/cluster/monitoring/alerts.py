@@ -49,12 +49,23 @@ def rule_groups(values: dict[str, Any]) -> list[dict[str, Any]]:
                          "description": where + " is at {{ $value }} C, above "
                                                 f"{alerts['temperatureCelsius']} C."}},
         {"alert": "AscendNpuHbmNearlyFull",
-         # Chips without HBM (310P) report a total of 0; the filter keeps them out instead of dividing by it.
+         # A chip without HBM that still writes the series reports a total of 0 (v6.0.0): kept out, not divided by.
          "expr": f'100 * npu_chip_info_hbm_used_memory{{job="{job}"}}\n'
                  f'  / (npu_chip_info_hbm_total_memory{{job="{job}"}} > 0) > {alerts["hbmUsedPercent"]}',
          "for": "10m", "labels": {"severity": "warning"},
          "annotations": {"summary": "An Ascend NPU's HBM is nearly full.",
                          "description": where + " uses {{ $value | humanize }}% of its HBM."}},
+        {"alert": "AscendNpuMemoryNearlyFull",
+         # Chips without HBM: at v26.1.0 a 310P writes no HBM series, only its DDR use (npu-exporter
+         # collector/metrics/collector_for_hbm.go supportedHbmDevices, collector_for_ddr.go). A chip with HBM
+         # is watched by the rule above, so it is left out here.
+         "expr": f'(\n  100 * npu_chip_info_used_memory{{job="{job}"}}\n'
+                 f'  / (npu_chip_info_total_memory{{job="{job}"}} > 0)\n'
+                 f'  unless on (node, id) (npu_chip_info_hbm_total_memory{{job="{job}"}} > 0)\n'
+                 f') > {alerts["hbmUsedPercent"]}',
+         "for": "10m", "labels": {"severity": "warning"},
+         "annotations": {"summary": "An Ascend NPU without HBM is nearly out of memory.",
+                         "description": where + " uses {{ $value | humanize }}% of its memory."}},
         {"alert": "AscendNpuExporterDown", "expr": f'up{{job="{job}"}} == 0',
          "for": "5m", "labels": {"severity": "warning"},
          "annotations": {"summary": "The NPU exporter cannot be scraped.",
