@@ -41,6 +41,7 @@ class AscendNpuPlatform(pulumi.ComponentResource):
     namespace: pulumi.Output[str]
     waves: list[list[str]]
     nodes: pulumi.Output[dict[str, pulumi.Output[dict]]]
+    validation_jobs: dict[str, str]
 
     def __init__(self, name: str, args: AscendNpuPlatformArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("ascend-npu:index:AscendNpuPlatform", name, None, opts)
@@ -59,4 +60,6 @@ class AscendNpuPlatform(pulumi.ComponentResource):
         # One verify result per node (each its own output, unknown in preview), once every wave is built.
         self.nodes = layer.built.apply(lambda _: {node: self.hosts[node].verified for wave in self.waves
                                                   for node in wave})
-        self.register_outputs({"namespace": self.namespace, "waves": self.waves, "nodes": self.nodes})
+        self.validation_jobs = self.cluster.validation_job_names
+        self.register_outputs({"namespace": self.namespace, "waves": self.waves, "nodes": self.nodes,
+                               "validationJobs": self.validation_jobs})

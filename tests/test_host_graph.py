@@ -41,6 +41,8 @@ VARIANTS = {
                                        "ascend-npu:nodes[6].wave": 1, "ascend-npu:nodes[30].wave": 1,
                                        "ascend-npu:nodes[31].wave": 1, "ascend-npu:nodes[7].wave": 2}}),
     "dev-late-canary": ("dev", {"set": {"ascend-npu:rollout.canaries": ["dev-npu-02", "dev-npu-01"]}}),
+    # A 310P canary nobody listed: the first 310P node joins the canaries, its chip's Job follows its labels.
+    "prod-910b-canary-only": ("prod", {"set": {"ascend-npu:rollout.canaries": ["train-02.prod.corp.example"]}}),
 }
 
 
@@ -64,9 +66,9 @@ def expected_host_edges(spec, resources) -> set[tuple[str, str]]:
             if drains:  # uncordon after verify, and (deleted first) before on-destroy's uninstall
                 edges |= {(urn["uncordon"], urn["verify"]), (urn["uncordon"], urn["on-destroy"])}
         previous = [step(resources, n.name, last).urn for n in wave]
-    if spec.validation.enabled:
-        (job,) = (r for r in resources.values() if r.type == "kubernetes:batch/v1:Job")
-        edges.add((job.urn, patches[chart_values(spec)["validation"]["node"]]))
+    jobs = chart_values(spec)["validation"]["jobs"]
+    for job in (r for r in resources.values() if r.type == "kubernetes:batch/v1:Job"):
+        edges.add((job.urn, patches[jobs[job.properties["metadata"]["labels"]["ascend-npu.io/chip"]]["node"]]))
     return edges
 
 

@@ -1,7 +1,10 @@
 """The release catalog: every entry names its source, and its facts hold at that tag of mind-cluster."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +167,31 @@ def test_v26_exporter_interval_is_per_group_unless_set():
     text = source.show("v26.1.0", "component/npu-exporter/collector/common/npu_collector.go")
     assert "updateTime > 0 indicates legacy compatibility mode" in text
     assert "-updateTime" not in " ".join(manifest_pod("v26.1.0", EXPORTER_BUILD + "npu-exporter.yaml")[1])
+
+
+CANN_IMAGE_REPO = os.environ.get("CANN_IMAGE_REPO", "/nonexistent")  # a clone of github.com/Ascend/cann-container-image
+
+
+@pytest.mark.parametrize("cann", known_releases("cann-images"))
+def test_cann_image_tags_follow_the_naming_of_their_cann_and_chip(cann):
+    entry = release_entry("cann-images", cann)
+    assert entry["source"]["repository"] == "github.com/Ascend/cann-container-image"
+    assert set(entry["platforms"]) == {"x86_64", "aarch64"}
+    for chip, tag in entry["tags"].items():
+        assert re.fullmatch(rf"{re.escape(cann.lower())}-{chip.lower()}-(ubuntu|openeuler)[0-9.]+-py3\.[0-9]+", tag)
+
+
+@pytest.mark.skipif(not Path(CANN_IMAGE_REPO, "HEAD").exists() and not Path(CANN_IMAGE_REPO, ".git").exists(),
+                    reason="set CANN_IMAGE_REPO to a clone of github.com/Ascend/cann-container-image")
+@pytest.mark.parametrize("cann", known_releases("cann-images"))
+def test_cann_image_tags_are_published_at_the_source_commit(cann):
+    entry = release_entry("cann-images", cann)
+    for path in entry["source"]["paths"]:
+        text = subprocess.run(["git", "-C", CANN_IMAGE_REPO, "show", f"{entry['source']['tag']}:{path}"],
+                              capture_output=True, text=True, check=True).stdout
+        assert text
+    listing = subprocess.run(["git", "-C", CANN_IMAGE_REPO, "show",
+                              f"{entry['source']['tag']}:{entry['source']['paths'][0]}"],
+                             capture_output=True, text=True, check=True).stdout
+    for tag in entry["tags"].values():
+        assert f'"{tag}"' in listing, tag

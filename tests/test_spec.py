@@ -1,14 +1,18 @@
 """The committed stacks parse, defaults apply as documented, and the matrix says what the facts say."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from components.config.cluster import label_key_problem, label_value_problem
+from components.config.cluster import Validation, label_key_problem, label_value_problem
 from components.config.compatibility import load_matrix
 from components.config.config_source import spec_from_values
-from components.config.hosts import NodeSpec, address
+from components.config.hosts import Chip, NodeSpec, address
+from components.config.images import Image
 from components.config.packages import Kind, parse_file_name, versions_match
 from components.config.redact import preview
+from components.config.validation_images import catalogued_image, check_validation_images, job_image
 from components.host.rollout import plan_waves
 from components.plan.stack_files import read_stack_config
 from tests.stacks import ROOT
@@ -35,7 +39,10 @@ def test_prod_stack_pools_apply_and_secret_key_is_opaque():
     assert {n.chip.value for n in spec.nodes if n.pool == "infer"} == {"310P"}
     assert spec.rollout.max_parallel == 8 and len(spec.canaries) == 2
     assert spec.ssh.bastion is not None and spec.ssh.bastion.port == 2222
-    assert all(image.digest for image in (spec.device_plugin.image, spec.exporter.image, spec.validation.image))
+    assert all(image.digest for image in (spec.device_plugin.image, spec.exporter.image,
+                                          *spec.validation.images.values()))
+    assert {chip: node for chip, (node, _) in spec.validation_jobs.items()} == {
+        "910B": "train-01.prod.corp.example", "310P": "infer-01.prod.corp.example"}
     assert spec.ssh_private_key.startswith("[secret")
 
 
@@ -145,3 +152,28 @@ def test_label_rules_follow_kubernetes():
     assert label_value_problem("a" * 64) and label_value_problem("-a") and label_value_problem("a b")
     assert label_key_problem("app.kubernetes.io/name") is None and label_key_problem("app") is None
     assert label_key_problem("App_Kubernetes/name") and label_key_problem("/name") and label_key_problem("a/")
+
+
+def test_each_chip_type_gets_a_canary_and_a_job_even_when_none_is_listed():
+    config = read_stack_config(ROOT, "prod")
+    rollout = {**json.loads(config.values["ascend-npu:rollout"]), "canaries": ["train-03.prod.corp.example"]}
+    spec = spec_from_values({**config.values, "ascend-npu:rollout": json.dumps(rollout)}, config.secret_keys)
+    assert spec.canaries == ("train-03.prod.corp.example", "infer-01.prod.corp.example")
+    assert {chip: node for chip, (node, _) in spec.validation_jobs.items()} == {
+        "910B": "train-03.prod.corp.example", "310P": "infer-01.prod.corp.example"}
+    assert [n.name for n in plan_waves(spec.nodes, spec.canaries, 8)[0]] == list(spec.canaries)
+
+
+def test_job_images_default_to_the_catalogued_cann_image_of_each_chip():
+    """No image named: quay.io/ascend/cann, one tag per CANN and chip (a manifest list for both architectures)."""
+    spec = spec_of("prod")
+    assert catalogued_image("8.1.rc1", "310P").tag == "8.1.rc1-310p-ubuntu22.04-py3.10"
+    assert catalogued_image("8.0.RC3", "910B") is None
+    assert job_image({}, "8.1.RC1", "910B") == Image(repository="quay.io/ascend/cann",
+                                                     tag="8.1.rc1-910b-ubuntu22.04-py3.10")
+    assert job_image(spec.validation.images, "8.1.RC1", "310P") == spec.validation.images[Chip.A310P]
+    unnamed = Validation()
+    assert check_validation_images(unnamed, spec.nodes, spec.versions.model_copy(update={"cann": "8.2.RC1"})) == []
+    [problem] = check_validation_images(unnamed, spec.nodes, spec.versions)
+    assert problem.field == "validation.images.310P" and "310P images for CANN 8.1.RC1, 8.2.RC1" in problem.message
+    assert check_validation_images(Validation(enabled=False), spec.nodes, spec.versions) == []

@@ -14,6 +14,16 @@ INTEGER_BASE = 97000
 INTEGER_TOKEN = re.compile(r"(?<![0-9.])97\d{3}(?![0-9])")
 
 
+GO_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def values_pipeline(path: tuple[str, ...]) -> str:
+    """`.Values.a.b`, or `(index .Values "jobs" "910B")` where a key is no Go field name (a chip type)."""
+    if all(GO_FIELD.match(key) for key in path):
+        return ".Values." + ".".join(path)
+    return "(index .Values " + " ".join(json.dumps(key) for key in path) + ")"
+
+
 @dataclass(frozen=True)
 class Expr:
     """A Helm pipeline and what it yields; maps and lists made by a helper also have their YAML pipeline."""
@@ -128,14 +138,14 @@ class ValuesPlaceholder(Mapping):
     def __init__(self, tokens: Tokens, schema: dict[str, Any], switches: dict[tuple[str, ...], Any],
                  path: tuple[str, ...] = ()):
         self.tokens, self.schema, self.switches, self.path = tokens, schema, switches, path
-        self.expr = Expr(".Values." + ".".join(path) if path else "$", "map")
+        self.expr = Expr(values_pipeline(path) if path else "$", "map")
 
     def __getitem__(self, key: str) -> Any:
         schema, path = self.schema["properties"][key], self.path + (key,)
         if path in self.switches:
             return self.switches[path]
         kinds = schema.get("type")
-        expr = Expr(".Values." + ".".join(path), "")
+        expr = Expr(values_pipeline(path), "")
         if kinds == "object" and "properties" in schema:
             return ValuesPlaceholder(self.tokens, schema, self.switches, path)
         if kinds == "object":

@@ -50,7 +50,6 @@ def notes_txt() -> str:
     return f"""\
 {{{{- $chip := first .Values.devicePlugin.chips }}}}
 {{{{- $namespace := .Values.namespace }}}}
-{{{{- $job := printf "{VALIDATION_APP}-%s" (include "{CHART_NAME}.validationHash" .) }}}}
 {{{{ .Chart.Name }}}} {{{{ .Chart.Version }}}} is installed as release {{{{ .Release.Name }}}}.
 
 {host_layer('{{ $chip }}', '{{ first .Values.exporter.containerRuntimes }}',
@@ -65,14 +64,19 @@ Check that the NPUs are advertised (allocatable per node):
   kubectl -n {{{{ $namespace }}}} get daemonsets,pods -l app.kubernetes.io/part-of=ascend-npu -o wide
 {{{{- if .Values.validation.enabled }}}}
 
-The validation Job runs `npu-smi info` with one NPU on {{{{ .Values.validation.node }}}}:
+A validation Job per chip type runs `npu-smi info` with one NPU of that chip:
+{{{{- range $chip := .Values.devicePlugin.chips }}}}
+{{{{- $job := printf "{VALIDATION_APP}-%s-%s" (lower $chip) (include "{CHART_NAME}.validationHash" (dict "context" $ "chip" $chip)) }}}}
+  on {{{{ (index $.Values.validation.jobs $chip).node }}}} ({{{{ $chip }}}}):
   kubectl -n {{{{ $namespace }}}} wait --for=condition=complete job/{{{{ $job }}}} \\
-    --timeout={{{{ .Values.validation.timeoutSeconds }}}}s
+    --timeout={{{{ $.Values.validation.timeoutSeconds }}}}s
   kubectl -n {{{{ $namespace }}}} logs job/{{{{ $job }}}}
+{{{{- end }}}}
 {{{{- else }}}}
 
-The validation Job is off. To prove the chain end to end on one ready node:
-  --set validation.enabled=true --set validation.node=<node> --set validation.chip=<chip>
+The validation Jobs are off. To prove the chain end to end on one ready node of each chip type:
+  --set validation.enabled=true --set validation.jobs.<chip>.node=<node>
+  --set validation.jobs.<chip>.image.repository=<repository> --set validation.jobs.<chip>.image.tag=<tag>
 {{{{- end }}}}
 """
 

@@ -13,7 +13,7 @@ from components.cluster.exporter.service import build_exporter_network_policy, b
 from components.cluster.monitoring.alerts import build_prometheus_rule, build_rules_config_map
 from components.cluster.monitoring.grafana_dashboard import build_dashboard_config_map
 from components.cluster.monitoring.scrape import build_pod_monitor, build_scrape_secret
-from components.cluster.validation.job import build_validation_job, build_validation_service_account
+from components.cluster.validation.job import build_validation_jobs, build_validation_service_account
 
 
 def monitoring_objects(values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -49,7 +49,7 @@ def cluster_objects(values: dict[str, Any]) -> list[dict[str, Any]]:
         objects += [build_exporter_service(values), build_exporter_network_policy(values)]
         objects += monitoring_objects(values)
     if values["validation"]["enabled"]:
-        objects.append(build_validation_job(values))
+        objects += build_validation_jobs(values)
     if values["dashboardAccess"]["enabled"]:
         objects += build_dashboard_access(values)
     return objects

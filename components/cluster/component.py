@@ -57,17 +57,18 @@ class AscendCluster(pulumi.ComponentResource):
         self.device_plugins: dict[str, pulumi.CustomResource] = {}
         self.exporters: dict[str, pulumi.CustomResource] = {}
         self.runtime_class: Optional[pulumi.CustomResource] = None
-        self.validation_job: Optional[pulumi.CustomResource] = None
-        self._validation_job_object: Optional[dict[str, Any]] = None
+        self.validation_jobs: dict[str, pulumi.CustomResource] = {}
+        self._validation_job_objects: dict[str, dict[str, Any]] = {}  # by chip, until its canary's labels exist
+        self._validation_rbac: list[pulumi.Resource] = []
         self._register_objects(name, objects[1:], self._child)
         for node, ready in args.node_ready.items():
             self.label_node(node, ready)
-        job = self._validation_job_object
+        self.validation_job_names = {chip: job["metadata"]["name"] for chip, job in self._validation_job_objects.items()}
         self.register_outputs({
             "namespace": self.namespace,
             "devicePlugins": {chip: ds.metadata.name for chip, ds in self.device_plugins.items()},
             "exporters": {engine: ds.metadata.name for engine, ds in self.exporters.items()},
-            "validationJob": job["metadata"]["name"] if job else None,
+            "validationJobs": self.validation_job_names,
             "nodeLabels": self.node_labels,
         })
 
@@ -75,7 +76,7 @@ class AscendCluster(pulumi.ComponentResource):
         """The node's labels (and optional taint), applied once `ready` (its host steps) succeeded.
 
         Called as each node's host steps are built, so a patch never waits, registered but pending,
-        for a wave that does not exist yet. The validation Job follows its canary's patch.
+        for a wave that does not exist yet. A chip's validation Job follows its canary's patch.
         """
         node = _check_node(self._nodes, node_name, self.node_patches)
         patch = k8s.core.v1.NodePatch(
@@ -86,19 +87,20 @@ class AscendCluster(pulumi.ComponentResource):
             spec={"taints": node_taints(node)} if self._taint_nodes else None,
             opts=pulumi.ResourceOptions.merge(self._child, pulumi.ResourceOptions(depends_on=list(ready))))
         self.node_patches[node.name] = patch
-        if self._validation_job_object is not None and node.name == self.values["validation"]["node"]:
-            self._register_validation_job(patch)
+        for chip in self._validation_job_objects:
+            if node.name == self.values["validation"]["jobs"][chip]["node"]:
+                self._register_validation_job(chip, patch)
         return patch
 
-    def _register_validation_job(self, canary_patch: k8s.core.v1.NodePatch) -> None:
-        """The Job after the device plugins, the RuntimeClass, its RBAC and its canary's labels."""
-        obj = self._validation_job_object
-        after = [*self._validation_rbac, *self.device_plugins.values(), canary_patch]
+    def _register_validation_job(self, chip: str, canary_patch: k8s.core.v1.NodePatch) -> None:
+        """A chip's Job after its device plugin, the RuntimeClass, its RBAC and its canary's labels."""
+        obj = self._validation_job_objects[chip]
+        after = [*self._validation_rbac, self.device_plugins[chip], canary_patch]
         if self.runtime_class is not None:
             after.append(self.runtime_class)
         # Pulumi waits for the Job to complete; let it wait as long as the Job may run.
         timeouts = pulumi.CustomTimeouts(create=f"{self.values['validation']['timeoutSeconds'] + 120}s")
-        self.validation_job = self._register(self._name, obj, self._child, after, timeouts)
+        self.validation_jobs[chip] = self._register(self._name, obj, self._child, after, timeouts)
 
     def _register_objects(self, name: str, objects: list[dict[str, Any]], child: pulumi.ResourceOptions) -> None:
         """Every object after the Namespace: RBAC before its workloads, the Job after what it proves."""
@@ -116,7 +118,7 @@ class AscendCluster(pulumi.ComponentResource):
                 else:
                     self.exporters[labels[CONTAINER_RUNTIME]] = resource
             elif kind == "Job":  # registered with its canary's labels, see label_node
-                self._validation_job_object, self._validation_rbac = obj, after
+                self._validation_job_objects[labels[CHIP]], self._validation_rbac = obj, after
             else:
                 resource = self._register(name, obj, child, [])
                 if kind in RBAC_KINDS:
@@ -133,8 +135,8 @@ class AscendCluster(pulumi.ComponentResource):
         meta = dict(obj["metadata"])
         namespace = meta.get("namespace")
         suffix = f"{obj['kind'].lower()}-{meta['name']}"
-        if obj["kind"] == "Job":
-            suffix = "job-validation"  # one logical Job: a new name (new versions) replaces it
+        if obj["kind"] == "Job":  # one logical Job per chip: a new name (new versions) replaces it
+            suffix = f"job-validation-{obj['metadata']['labels'][CHIP].lower()}"
         if namespace == self.values["namespace"]:
             meta["namespace"] = self.namespace
         elif namespace:

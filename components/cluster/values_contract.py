@@ -7,7 +7,7 @@ From this one table come the values the builders read for a stack (`chart_values
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 from components.cluster.values_schema import (
     LABEL_VALUE, UNPINNED_TAG, flag, integer, object_schema, pinned_image, release_choice, spec_field, string,
@@ -31,14 +31,13 @@ DEFAULT_VERSIONS = Versions(firmware="7.3.0.1.231", driver="24.1.rc2", cann="8.0
 
 @dataclass(frozen=True)
 class Sources:
-    """What values are made of: the config's sections, the chips and engines in use, the canary node."""
+    """What values are made of: the config's sections, the chips and engines in use, each chip's Job."""
 
     cluster: Cluster
     versions: Versions
     chips: list[str]
     engines: list[str]
-    canary: str
-    canary_chip: str
+    jobs: dict[str, tuple[str, Image]]  # chip -> (canary, image) of its validation Job
     device_plugin: DevicePlugin
     exporter: Exporter
     monitoring: Monitoring
@@ -84,6 +83,42 @@ def image(what: str, pick: Callable[[Sources], Image]) -> Group:
         "digest": Value(spec_field(Image, "digest", pattern=DIGEST.pattern), lambda s: pick(s).digest),
         "pullPolicy": Value(spec_field(Image, "pullPolicy"), lambda s: pick(s).pull_policy),
     }, pinned_image(what))
+
+
+def job_image(chip: str) -> Group:
+    """A chip's validation image; empty (no repository, no tag) for a chip the stack has no Job for."""
+    def pick(s: Sources) -> Optional[Image]:
+        return s.jobs[chip][1] if chip in s.jobs else None
+    optional = {"type": ["string", "null"]}
+    return Group({
+        "repository": Value(spec_field(Image, "repository", pattern=f"^$|{REPOSITORY.pattern}"),
+                            lambda s: pick(s).repository if pick(s) else ""),
+        "tag": Value(spec_field(Image, "tag", pattern=TAG.pattern, **{"not": {"type": "string", "pattern": UNPINNED_TAG}},
+                                **optional), lambda s: pick(s).tag if pick(s) else None),
+        "digest": Value(spec_field(Image, "digest", pattern=DIGEST.pattern, **optional),
+                        lambda s: pick(s).digest if pick(s) else None),
+        "pullPolicy": Value(spec_field(Image, "pullPolicy"), lambda s: pick(s).pull_policy if pick(s) else "IfNotPresent"),
+    }, {"description": f"Image of the {chip} Job: CANN of `versions.cann` built for {chip} (`npu-smi` and the driver "
+                      "come from the node through the Ascend runtime)."})
+
+
+def validation_job(chip: str) -> Group:
+    """Where and with what one chip type's Job runs."""
+    return Group({
+        "node": Value(string(f"Ready {chip} node (a canary) the Job runs on.", f"^$|{DNS_SUBDOMAIN}", maxLength=253),
+                      lambda s: s.jobs[chip][0] if chip in s.jobs else ""),
+        "image": job_image(chip)})
+
+
+def job_needed(chip: str) -> dict[str, Any]:
+    """With validation on and a plugin for `chip`, its Job needs a node and a pinned image."""
+    pinned = pinned_image(f"{chip} validation")
+    return {"if": {"required": ["devicePlugin", "validation"], "properties": {
+                "devicePlugin": {"properties": {"chips": {"contains": {"const": chip}}}},
+                "validation": {"properties": {"enabled": {"const": True}}}}},
+            "then": {"properties": {"validation": {"properties": {"jobs": {"properties": {chip: {"properties": {
+                "node": {"minLength": 1},
+                "image": {"anyOf": pinned["anyOf"], "properties": {"repository": {"minLength": 1}}}}}}}}}}}}
 
 
 def resources(pick: Callable[[Sources], Resources]) -> Group:
@@ -179,16 +214,12 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
     }),
     ("Validation job", {
         "validation": Group({
-            "enabled": Value(flag("Run the validation Job; needs `validation.node`."), lambda s: s.validation.enabled),
-            "image": image("Validation (`npu-smi`)", lambda s: s.validation.image),
-            "node": Value(string("Ready NPU node the Job runs on.", f"^$|{DNS_SUBDOMAIN}", maxLength=253),
-                          lambda s: s.canary),
-            "chip": Value({"type": "string", "enum": CHIPS, "description": "Chip type of that node."},
-                          lambda s: s.canary_chip),
-            "timeoutSeconds": Value(spec_field(Validation, "timeoutSeconds", "Seconds before the Job fails."),
+            "enabled": Value(flag("Run one validation Job per chip type of `devicePlugin.chips`; each needs its "
+                                  "`jobs.<chip>.node` and `jobs.<chip>.image`."), lambda s: s.validation.enabled),
+            "jobs": Group({chip: validation_job(chip) for chip in CHIPS}),
+            "timeoutSeconds": Value(spec_field(Validation, "timeoutSeconds", "Seconds before a Job fails."),
                                     lambda s: s.validation.timeout_seconds),
-            "backoffLimit": Value(integer("Retries of the Job.", 0, 10), const(1))},
-            when_enabled({"properties": {"node": {"minLength": 1}}})),
+            "backoffLimit": Value(integer("Retries of each Job.", 0, 10), const(1))}),
     }),
     ("Kubernetes Dashboard access", {
         "dashboardAccess": Group({
@@ -204,17 +235,17 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
                                         "type": "string"}}}]})),
     }),
 )
-ALL_VALUES = Group({key: setting for _, settings in CONTRACT for key, setting in settings.items()})
+ALL_VALUES = Group({key: setting for _, settings in CONTRACT for key, setting in settings.items()},
+                   {"allOf": [job_needed(chip) for chip in CHIPS]})
 SECTIONS = tuple((title, tuple(settings)) for title, settings in CONTRACT)
 
 
 def stack_sources(spec: StackSpec) -> Sources:
-    """A stack's sources: its sections, the chips and engines its nodes have, its first canary."""
-    canary = spec.node(spec.canaries[0])
+    """A stack's sources: its sections, the chips and engines its nodes have, each chip's Job."""
     return Sources(cluster=spec.cluster, versions=spec.versions,
                    chips=[c.value for c in Chip if any(n.chip is c for n in spec.nodes)],
                    engines=[e.value for e in ContainerRuntime if any(n.container_runtime is e for n in spec.nodes)],
-                   canary=canary.name, canary_chip=canary.chip.value, device_plugin=spec.device_plugin,
+                   jobs=spec.validation_jobs, device_plugin=spec.device_plugin,
                    exporter=spec.exporter, monitoring=spec.monitoring, validation=spec.validation,
                    access=spec.dashboard_access)
 
@@ -228,7 +259,7 @@ def default_values() -> dict[str, Any]:
     """`values.yaml`: the config model's defaults, one 910B chip type on containerd, validation off."""
     return ALL_VALUES.values(Sources(
         cluster=Cluster(name="ascend"), versions=DEFAULT_VERSIONS, chips=[Chip.A910B.value],
-        engines=[ContainerRuntime.CONTAINERD.value], canary="", canary_chip=Chip.A910B.value,
+        engines=[ContainerRuntime.CONTAINERD.value], jobs={},
         device_plugin=DevicePlugin(), exporter=Exporter(), monitoring=Monitoring(),
         validation=Validation(enabled=False), access=DashboardAccess(), managed_by="Helm"))
 

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import re
-from typing import ClassVar, Optional
+from typing import Any, ClassVar, Optional
 
 from pydantic import Field, field_validator, model_validator
 
 from components.config.base import CPU, DNS_LABEL, DNS_SUBDOMAIN, MEMORY, SpecModel
 from components.config.drain import Drain
-from components.config.hosts import ContainerRuntime
+from components.config.hosts import Chip, ContainerRuntime
 from components.config.images import Image
 from components.config.redact import preview, preview_key
 from components.config.timeouts import StepTimeouts
@@ -191,12 +191,21 @@ def label_value_problem(value: str) -> Optional[str]:
 
 
 class Validation(SpecModel):
-    """The end-to-end job that runs `npu-smi info` on a canary NPU."""
+    """The end-to-end Jobs that run `npu-smi info` with one NPU on a canary of each chip type."""
 
-    enabled: bool = Field(True, description="Run the validation job.")
-    image: Image = Field(default_factory=lambda: _image("ascend-toolkit", "8.0.RC3-910b-ubuntu22.04-py3.10"),
-                         description="Image with `npu-smi`.")
-    timeout_seconds: int = Field(600, ge=60, le=7200, description="How long `pulumi up` waits for the job.")
+    enabled: bool = Field(True, description="Run one validation Job per chip type.")
+    images: dict[Chip, Image] = Field(
+        default_factory=dict, description="Image per chip type (CANN of `versions.cann`, built for that chip); unset: "
+                                          "the catalogued CANN image (components/releases/cann-images.yaml).")
+    timeout_seconds: int = Field(600, ge=60, le=7200, description="How long `pulumi up` waits for each Job.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_image_per_chip(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "image" in data:
+            raise ValueError("'image' is one image for every chip type; each chip's Job needs an image built for it: "
+                             "write images: {910B: {repository: ..., tag: ...}, 310P: {...}}")
+        return data
 
 
 class DashboardAccess(SpecModel):

@@ -48,6 +48,8 @@ def field_path(key: str, loc: tuple) -> str:
     """`nodes`, (2, 'address') -> `nodes[2].address`."""
     path = key
     for part in loc:
+        if part == "[key]":  # pydantic's marker for a mapping key it refused: the key itself is the field
+            continue
         path += f"[{part}]" if isinstance(part, int) else f".{preview_key(part)}"
     return path
 

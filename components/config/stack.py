@@ -12,9 +12,11 @@ from components.config.cluster import (Cluster, DashboardAccess, DevicePlugin, E
                                      Validation)
 from components.config.frameworks import Framework, check_frameworks
 from components.config.hosts import Node, NodeSpec, Pool, Ssh
+from components.config.images import Image
 from components.config.packages import Packages
 from components.config.problems import NAMESPACE, Problem, SpecError, field_path, from_validation_error
 from components.config.redact import preview_key
+from components.config.validation_images import canaries_per_chip, check_validation_images, job_image, job_nodes
 from components.config.versions import Versions
 
 
@@ -76,8 +78,16 @@ class StackSpec:
 
     @property
     def canaries(self) -> tuple[str, ...]:
-        """The canary node names (the first node when the stack names none)."""
-        return tuple(self.rollout.canaries) or (self.nodes[0].name,)
+        """The listed canaries, and the first node of each chip type none of them has."""
+        return canaries_per_chip(self.nodes, self.rollout.canaries)
+
+    @property
+    def validation_jobs(self) -> dict[str, tuple[str, Image]]:
+        """Chip type -> (canary, image) of its validation Job; empty when validation is off."""
+        if not self.validation.enabled:
+            return {}
+        return {chip: (node, job_image(self.validation.images, self.versions.cann, chip))
+                for chip, node in job_nodes(self.nodes, self.canaries).items()}
 
     def node(self, name: str) -> NodeSpec:
         return next(n for n in self.nodes if n.name == name)
@@ -148,6 +158,8 @@ def parse_stack(raw: dict[str, Any], private_key: Any = None, private_key_is_sec
     """Raw config values (key without namespace -> value) to a StackSpec, or SpecError with every problem."""
     parsed, problems = parse_sections(raw, secret_sections)
     problems += run_checks(parsed, private_key is not None, private_key_is_secret)
+    if "versions" in parsed and "validation" in parsed:
+        problems += check_validation_images(parsed["validation"], resolve_nodes(parsed)[0], parsed["versions"])
     if "versions" in parsed and "frameworks" in parsed:
         problems += check_frameworks(parsed["frameworks"], parsed["versions"])
     problems += check_mirror_credentials(parsed.get("packages"), mirror_credentials is not None,

@@ -87,4 +87,8 @@ def stack_config(packages: PackageSet, host_key: str, versions: dict[str, str] =
         "versions": dict(versions),
         "packages": package_source,
         "rollout": {"allowReboot": allow_reboot, "uninstallOnDestroy": uninstall, **(rollout or {})},
+        # The catalog has no CANN image for these versions: the stack names its validation images per chip.
+        "validation": {"images": {chip: {"repository": "registry.example.com/ascend/cann",
+                                         "tag": f"{versions['cann']}-{chip.lower()}-ubuntu22.04-py3.10"}
+                                  for chip in ("910B", "310P")}},
     }

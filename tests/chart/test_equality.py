@@ -97,11 +97,14 @@ def test_images_by_digest_only_and_every_dashboard_subject(chart, stack_values):
         stack_values["prod"],
         exporter__image={"repository": "registry.example.com/npu-exporter", "tag": None, "digest": DIGEST,
                          "pullPolicy": "Never"},
-        validation__image={"repository": "registry.example.com/toolkit", "tag": None, "digest": DIGEST,
-                           "pullPolicy": "Always"},
+        validation__jobs__310P__image={"repository": "registry.example.com/cann", "tag": None, "digest": DIGEST,
+                                       "pullPolicy": "Always"},
         dashboardAccess={"enabled": True, "group": "ops", "serviceAccount": "dash", "dashboardNamespace": "dash"}))
     assert_same_objects(chart, changed(
-        stack_values["dev"], devicePlugin__chips=["310", "910", "910B", "310P"], validation__chip="310P",
+        stack_values["dev"], devicePlugin__chips=["310", "910", "910B", "310P"],
+        validation__jobs={chip: {"node": f"npu-{chip.lower()}", "image": {
+            "repository": "registry.example.com/cann", "tag": f"8.0.rc3-{chip.lower()}", "digest": None,
+            "pullPolicy": "IfNotPresent"}} for chip in ("310", "910", "910B", "310P")},
         priorityClass={"name": "npu-agents", "value": -5}, validation__backoffLimit=0,
         dashboardAccess={"enabled": True, "group": None, "serviceAccount": "dash", "dashboardNamespace": "dash"}))
 

@@ -23,7 +23,9 @@ from .rendering import as_values_file, merged, render
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
 EVERYTHING = {"devicePlugin": {"chips": ["910", "910B", "310", "310P"]},
               "exporter": {"containerRuntimes": ["containerd", "docker"]},
-              "validation": {"enabled": True, "node": "npu-01"},
+              "validation": {"enabled": True, "jobs": {chip: {"node": f"npu-{chip.lower()}", "image": {
+                  "repository": "registry.example.com/ascend/cann", "tag": f"8.0.0-{chip.lower()}"}}
+                  for chip in ("910", "910B", "310", "310P")}},
               "dashboardAccess": {"enabled": True, "group": "ascend-operators"}}
 
 

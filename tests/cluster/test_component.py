@@ -86,7 +86,8 @@ def test_children_of_one_component(prod):
     assert component.name == "prod-ascend"
     children = [r for r in prod.all if r.type.startswith("kubernetes:")]
     assert children and all(r.parent == component.urn and r.name.startswith("prod-ascend-") for r in children)
-    assert set(component.outputs) == {"namespace", "devicePlugins", "exporters", "validationJob", "nodeLabels"}
+    assert set(component.outputs) == {"namespace", "devicePlugins", "exporters", "validationJobs", "nodeLabels"}
+    assert set(component.outputs["validationJobs"]) == {"910B", "310P"}
 
 
 def test_rbac_before_each_daemonset(prod):
@@ -119,18 +120,22 @@ def test_nodes_join_one_by_one(prod):
         assert not prod.deps(ds) & held, f"{ds.name} waits for nodes"
 
 
-def test_validation_job_after_plugins_runtime_class_and_canary(prod):
-    (job,) = prod.kind("Job")
-    canary = job.properties["spec"]["template"]["spec"]["nodeSelector"]["kubernetes.io/hostname"]
-    plugins = {r.urn for r in prod.kind("DaemonSet")
+def test_each_chips_validation_job_after_its_plugin_runtime_class_and_canary(prod):
+    jobs = prod.kind("Job")
+    plugins = {r.properties["metadata"]["labels"]["ascend-npu.io/chip"]: r.urn for r in prod.kind("DaemonSet")
                if r.properties["metadata"]["labels"]["app.kubernetes.io/component"] == "device-plugin"}
-    assert len(plugins) == 2 and plugins <= prod.deps(job)
-    assert prod.kind("RuntimeClass")[0].urn in prod.deps(job)
     patches = {r.properties["metadata"]["name"]: r.urn for r in prod.kind("NodePatch")}
-    assert patches[canary] in prod.deps(job)
-    assert not (set(patches.values()) - {patches[canary]}) & prod.deps(job)
-    assert prod.named("ServiceAccount", "ascend-npu-validation").urn in prod.deps(job)
-    assert job.name == "prod-ascend-job-validation"
+    canaries = {}
+    for job in jobs:
+        chip = job.properties["metadata"]["labels"]["ascend-npu.io/chip"]
+        canaries[chip] = job.properties["spec"]["template"]["spec"]["nodeSelector"]["kubernetes.io/hostname"]
+        assert plugins[chip] in prod.deps(job) and not (set(plugins.values()) - {plugins[chip]}) & prod.deps(job)
+        assert prod.kind("RuntimeClass")[0].urn in prod.deps(job)
+        assert patches[canaries[chip]] in prod.deps(job)
+        assert not (set(patches.values()) - {patches[canaries[chip]]}) & prod.deps(job)
+        assert prod.named("ServiceAccount", "ascend-npu-validation").urn in prod.deps(job)
+        assert job.name == f"prod-ascend-job-validation-{chip.lower()}"
+    assert canaries == {"910B": "train-01.prod.corp.example", "310P": "infer-01.prod.corp.example"}
 
 
 def test_custom_resources_with_the_operator(prod, dev):

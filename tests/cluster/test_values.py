@@ -25,7 +25,10 @@ def test_values_of_the_prod_stack(values):
     prod = values["prod"]
     assert prod["devicePlugin"]["chips"] == ["910B", "310P"]
     assert prod["exporter"]["containerRuntimes"] == ["containerd", "docker"]
-    assert prod["validation"]["node"] == "train-01.prod.corp.example" and prod["validation"]["chip"] == "910B"
+    jobs = prod["validation"]["jobs"]
+    assert {chip: job["node"] for chip, job in jobs.items()} == {
+        "910": "", "910B": "train-01.prod.corp.example", "310": "", "310P": "infer-01.prod.corp.example"}
+    assert jobs["310"]["image"] == {"repository": "", "tag": None, "digest": None, "pullPolicy": "IfNotPresent"}
     assert prod["runtimeClass"] == {"create": True, "name": "ascend", "handler": "ascend"}
     assert prod["devicePlugin"]["image"]["digest"].startswith("sha256:")
     assert values["dev-ascend-default"]["runtimeClass"]["create"] is False

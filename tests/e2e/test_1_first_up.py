@@ -103,8 +103,12 @@ def test_up_installs_the_hosts_in_waves_then_deploys_the_cluster_layer(world: Wo
     wait_for(f"DaemonSets ready: {wanted}", lambda: {
         ds["metadata"]["name"]: ds["status"].get("numberReady") for ds in kube.items(daemonsets)
         if ds["status"].get("numberReady") == ds["status"].get("desiredNumberScheduled")} == wanted, timeout=60)
-    jobs = kube.items(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs")
-    assert jobs and all(job["status"].get("succeeded") == 1 for job in jobs)
+    # One validation Job per chip, each on a canary of its chip: the 310P node joined the canaries unlisted.
+    jobs = {job["metadata"]["labels"]["ascend-npu.io/chip"]: job
+            for job in kube.items(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs")}
+    assert set(jobs) == {"910B", "310P"} and all(job["status"].get("succeeded") == 1 for job in jobs.values())
+    on = {chip: job["spec"]["template"]["spec"]["nodeSelector"]["kubernetes.io/hostname"] for chip, job in jobs.items()}
+    assert on == {"910B": CANARY, "310P": SECOND}
 
 
 def test_each_chip_got_its_own_packages_and_its_resource(world: World):

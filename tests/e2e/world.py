@@ -165,4 +165,8 @@ def base_config(world: World, names: list[str]) -> dict:
                      "files": world.packages.files_for(OLD)},
         "rollout": {"canaries": [names[0]], "maxParallel": 1},
         "monitoring": {"prometheusOperator": True},
+        # One Job per chip type (kwok runs its pod; no image is pulled): CANN images built for each chip.
+        "validation": {"images": {chip: {"repository": "registry.e2e.example/ascend/cann",
+                                         "tag": f"{OLD['cann']}-{chip.lower()}-ubuntu22.04-py3.10"}
+                                  for chip in ("910B", "310P")}},
     }

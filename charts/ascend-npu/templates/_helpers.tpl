@@ -43,18 +43,23 @@ Takes (dict "context" $ "component" .. "name" .. "version" .. "extra" (dict ..))
 {{- end }}
 
 {{/*
-validation.version_hash: 8 hex digits of sha256 over compact key-sorted JSON (toJson) of what the Job
-proves; images spelled out so that a missing digest or tag is null, as in the values.
+validation.version_hash: 8 hex digits of sha256 over compact key-sorted JSON (toJson) of what one chip's
+Job proves; images spelled out so that a missing digest or tag is null, as in the values.
+Takes (dict "context" $ "chip" "<chip>").
 */}}
 {{- define "ascend-npu.validationHash" -}}
-{{- $plugin := .Values.devicePlugin.image -}}
-{{- $job := .Values.validation.image -}}
+{{- $values := .context.Values -}}
+{{- $plugin := $values.devicePlugin.image -}}
+{{- $job := index $values.validation.jobs .chip -}}
+{{- $image := $job.image -}}
 {{- $proved := dict
-      "versions" .Values.versions
-      "node" .Values.validation.node
+      "versions" $values.versions
+      "chip" .chip
+      "node" $job.node
       "devicePlugin" (dict "repository" $plugin.repository "tag" $plugin.tag "digest" $plugin.digest
                            "pullPolicy" $plugin.pullPolicy)
-      "image" (dict "repository" $job.repository "tag" $job.tag "digest" $job.digest "pullPolicy" $job.pullPolicy)
+      "image" (dict "repository" $image.repository "tag" $image.tag "digest" $image.digest
+                    "pullPolicy" $image.pullPolicy)
 -}}
 {{- toJson $proved | sha256sum | trunc 8 -}}
 {{- end }}

@@ -1,4 +1,4 @@
-"""The validation Job: one NPU on a canary node, through the device plugin and the Ascend runtime."""
+"""The validation Jobs: one NPU on a canary of each chip type, through the device plugin and the Ascend runtime."""
 from __future__ import annotations
 
 import hashlib
@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from components.cluster.common.metadata import image_reference, metadata
-from components.cluster.common.node_labels import resource_name
+from components.cluster.common.node_labels import CHIP, resource_name
 from components.cluster.common.pod_parts import requests_equal_limits, service_account, tolerations
 from components.cluster.common.template_functions import template_function
 
@@ -17,33 +17,34 @@ SCRIPT = "set -e; ls -l /dev/davinci[0-9]*; npu-smi info"
 
 
 @template_function("ascend-npu.validationHash")
-def version_hash(values: dict[str, Any]) -> str:
-    """8 hex digits over everything the Job proves; a change gives a new Job name, so a new run.
+def version_hash(values: dict[str, Any], chip: str) -> str:
+    """8 hex digits over everything one chip's Job proves; a change gives a new Job name, so a new run.
 
     Compact, key-sorted JSON is what Go's `toJson` writes too, so a chart can compute the same hash.
     """
-    validation = values["validation"]
-    proved = {"versions": values["versions"], "devicePlugin": values["devicePlugin"]["image"],
-              "image": validation["image"], "node": validation["node"]}
+    job = values["validation"]["jobs"][chip]
+    proved = {"versions": values["versions"], "devicePlugin": values["devicePlugin"]["image"], "chip": chip,
+              "image": job["image"], "node": job["node"]}
     text = json.dumps(proved, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
-def job_name(values: dict[str, Any]) -> str:
-    """`ascend-npu-validation-<hash>`."""
-    return f"{APP}-{version_hash(values)}"
+def job_name(values: dict[str, Any], chip: str) -> str:
+    """`ascend-npu-validation-<chip>-<hash>`."""
+    return f"{APP}-{chip.lower()}-{version_hash(values, chip)}"
 
 
-def build_validation_job(values: dict[str, Any]) -> dict[str, Any]:
-    """A Job that must complete for `pulumi up` to succeed; it fails after `timeoutSeconds`."""
-    validation = values["validation"]
-    meta = metadata(values, job_name(values), "validation", APP, values["versions"]["cann"], values["namespace"])
+def build_validation_job(values: dict[str, Any], chip: str) -> dict[str, Any]:
+    """A Job on `chip`'s canary that must complete for `pulumi up` to succeed; it fails after `timeoutSeconds`."""
+    validation, job = values["validation"], values["validation"]["jobs"][chip]
+    meta = metadata(values, job_name(values, chip), "validation", APP, values["versions"]["cann"], values["namespace"],
+                    {CHIP: chip})
     container = {
         "name": "npu-smi",
-        "image": image_reference(validation["image"]),
-        "imagePullPolicy": validation["image"]["pullPolicy"],
+        "image": image_reference(job["image"]),
+        "imagePullPolicy": job["image"]["pullPolicy"],
         "command": ["/bin/sh", "-c", SCRIPT],
-        "resources": requests_equal_limits({"cpu": "500m", "memory": "512Mi"}, {resource_name(validation["chip"]): 1}),
+        "resources": requests_equal_limits({"cpu": "500m", "memory": "512Mi"}, {resource_name(chip): 1}),
         # npu-smi and the CANN tools write logs under /var/log and $HOME: both go to scratch volumes.
         "env": [{"name": "HOME", "value": "/tmp"}],
         "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True},
@@ -53,7 +54,7 @@ def build_validation_job(values: dict[str, Any]) -> dict[str, Any]:
         "serviceAccountName": VALIDATION_SA,
         "automountServiceAccountToken": False,
         "restartPolicy": "Never",
-        "nodeSelector": {"kubernetes.io/hostname": validation["node"]},
+        "nodeSelector": {"kubernetes.io/hostname": job["node"]},
         "tolerations": tolerations(values),
         "containers": [container],
         "volumes": [{"name": "tmp", "emptyDir": {}}, {"name": "logs", "emptyDir": {}}],
@@ -68,6 +69,11 @@ def build_validation_job(values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def build_validation_jobs(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """One Job per chip type a device plugin runs for."""
+    return [build_validation_job(values, chip) for chip in values["devicePlugin"]["chips"]]
+
+
 def build_validation_service_account(values: dict[str, Any]) -> dict[str, Any]:
-    """The Job's ServiceAccount: no API access and no token."""
+    """The Jobs' ServiceAccount: no API access and no token."""
     return service_account(values, VALIDATION_SA, "validation", values["versions"]["cann"], token=False)
