@@ -24,7 +24,7 @@ def _panel(panel_id: int, title: str, expr: str, unit: str, grid: dict[str, int]
 
 
 def dashboard(values: dict[str, Any]) -> dict[str, Any]:
-    """Health, AICore utilisation, temperature and HBM use per NPU, filtered by node."""
+    """Health, AICore utilisation, temperature and memory use (HBM, or DDR without it) per NPU, by node."""
     job, alerts = values["monitoring"]["jobName"], values["monitoring"]["alerts"]
     sel = f'job="{job}", node=~"$node"'
     unhealthy = [{"color": "red", "value": None}, {"color": "green", "value": 1}, {"color": "red", "value": 2}]
@@ -49,7 +49,12 @@ def dashboard(values: dict[str, Any]) -> dict[str, Any]:
                    {"x": 12, "y": 6, "w": 12, "h": 8}, thresholds=hot),
             _panel(4, "HBM used", f"100 * npu_chip_info_hbm_used_memory{{{sel}}} / "
                                   f"(npu_chip_info_hbm_total_memory{{{sel}}} > 0)", "percent",
-                   {"x": 0, "y": 14, "w": 24, "h": 8}, thresholds=full),
+                   {"x": 0, "y": 14, "w": 12, "h": 8}, thresholds=full),
+            # Chips without HBM (310P at v26.1.0) write only their memory use; see the AscendNpuMemoryNearlyFull alert.
+            _panel(5, "Memory used (chips without HBM)",
+                   f"100 * npu_chip_info_used_memory{{{sel}}} / (npu_chip_info_total_memory{{{sel}}} > 0) "
+                   f"unless on (node, id) (npu_chip_info_hbm_total_memory{{{sel}}} > 0)", "percent",
+                   {"x": 12, "y": 14, "w": 12, "h": 8}, thresholds=full),
         ],
     }
 
