@@ -7,7 +7,7 @@ From this one table come the values the builders read for a stack (`chart_values
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Union
 
 from components.cluster.values_schema import (
     LABEL_VALUE, UNPINNED_TAG, flag, integer, object_schema, pinned_image, release_choice, spec_field, string,
@@ -85,19 +85,20 @@ def image(what: str, pick: Callable[[Sources], Image]) -> Group:
     }, pinned_image(what))
 
 
-def job_image(chip: str) -> Group:
+NO_IMAGE = Image.model_construct(repository="", tag=None, digest=None, pull_policy="IfNotPresent")
+
+
+def validation_image(chip: str) -> Group:
     """A chip's validation image; empty (no repository, no tag) for a chip the stack has no Job for."""
-    def pick(s: Sources) -> Optional[Image]:
-        return s.jobs[chip][1] if chip in s.jobs else None
-    optional = {"type": ["string", "null"]}
+    def pick(s: Sources) -> Image:
+        return s.jobs[chip][1] if chip in s.jobs else NO_IMAGE
     return Group({
         "repository": Value(spec_field(Image, "repository", pattern=f"^$|{REPOSITORY.pattern}"),
-                            lambda s: pick(s).repository if pick(s) else ""),
-        "tag": Value(spec_field(Image, "tag", pattern=TAG.pattern, **{"not": {"type": "string", "pattern": UNPINNED_TAG}},
-                                **optional), lambda s: pick(s).tag if pick(s) else None),
-        "digest": Value(spec_field(Image, "digest", pattern=DIGEST.pattern, **optional),
-                        lambda s: pick(s).digest if pick(s) else None),
-        "pullPolicy": Value(spec_field(Image, "pullPolicy"), lambda s: pick(s).pull_policy if pick(s) else "IfNotPresent"),
+                            lambda s: pick(s).repository),
+        "tag": Value(spec_field(Image, "tag", pattern=TAG.pattern, **{"not": {"type": "string", "pattern": UNPINNED_TAG}}),
+                     lambda s: pick(s).tag),
+        "digest": Value(spec_field(Image, "digest", pattern=DIGEST.pattern), lambda s: pick(s).digest),
+        "pullPolicy": Value(spec_field(Image, "pullPolicy"), lambda s: pick(s).pull_policy),
     }, {"description": f"Image of the {chip} Job: CANN of `versions.cann` built for {chip} (`npu-smi` and the driver "
                       "come from the node through the Ascend runtime)."})
 
@@ -107,7 +108,7 @@ def validation_job(chip: str) -> Group:
     return Group({
         "node": Value(string(f"Ready {chip} node (a canary) the Job runs on.", f"^$|{DNS_SUBDOMAIN}", maxLength=253),
                       lambda s: s.jobs[chip][0] if chip in s.jobs else ""),
-        "image": job_image(chip)})
+        "image": validation_image(chip)})
 
 
 def job_needed(chip: str) -> dict[str, Any]:

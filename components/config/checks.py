@@ -5,11 +5,13 @@ from collections import defaultdict
 from typing import Any
 
 from components.config.compatibility import load_matrix
+from components.config.frameworks import check_frameworks
 from components.config.hosts import NodeSpec
 from components.config.packages import (CHIP_TOKEN, NEEDS_ARCH, NEEDS_CHIP, VERSION_KEY, Kind, declared_version, Source,
                                       expected_file_name, parse_file_name, versions_match)
 from components.config.problems import Problem
 from components.config.redact import preview
+from components.config.validation_images import check_validation_images
 
 NODE_FIELDS = {"chip": "910, 910B, 310 or 310P", "arch": "aarch64 or x86_64", "npu_count": "the number of NPUs"}
 
@@ -232,6 +234,10 @@ def run_checks(parsed: dict[str, Any], has_key: bool, key_is_secret: bool) -> li
             problems += check_reboot_wait(parsed["ssh"], parsed["rollout"])
     if "versions" in parsed:
         problems += check_compatibility(parsed["versions"])
+        if "validation" in parsed:
+            problems += check_validation_images(parsed["validation"], nodes, parsed["versions"])
+        if "frameworks" in parsed:
+            problems += check_frameworks(parsed["frameworks"], parsed["versions"])
     if "packages" in parsed:
         problems += check_package_source(parsed["packages"])
         if "versions" in parsed:

@@ -11,6 +11,7 @@ from components.config.base import SpecModel, require_pinned
 from components.config.compatibility import load_matrix
 from components.config.problems import Problem
 from components.config.redact import preview
+from components.config.versions import VERSION
 
 PYTHON = re.compile(r"^3\.[0-9]{1,2}$")
 
@@ -32,7 +33,7 @@ class Framework(SpecModel):
     @classmethod
     def _version(cls, value: str) -> str:
         require_pinned(value, "framework version", "2.1.0.post8")
-        if re.match(r"^[0-9]+(\.[0-9A-Za-z]+)+$", value) is None:
+        if VERSION.match(value) is None:
             raise ValueError(f"{preview(value)} is not a version; write the package's exact version, e.g. "
                              "2.1.0.post8 (`pip show torch_npu`)")
         return value

@@ -10,13 +10,13 @@ from pydantic import TypeAdapter, ValidationError
 from components.config.checks import check_mirror_credentials, resolve_nodes, run_checks
 from components.config.cluster import (Cluster, DashboardAccess, DevicePlugin, Exporter, Monitoring, Rollout,
                                      Validation)
-from components.config.frameworks import Framework, check_frameworks
+from components.config.frameworks import Framework
 from components.config.hosts import Node, NodeSpec, Pool, Ssh
 from components.config.images import Image
 from components.config.packages import Packages
 from components.config.problems import NAMESPACE, Problem, SpecError, field_path, from_validation_error
 from components.config.redact import preview_key
-from components.config.validation_images import canaries_per_chip, check_validation_images, job_image, job_nodes
+from components.config.validation_images import canaries_per_chip, job_image, job_nodes
 from components.config.versions import Versions
 
 
@@ -158,10 +158,6 @@ def parse_stack(raw: dict[str, Any], private_key: Any = None, private_key_is_sec
     """Raw config values (key without namespace -> value) to a StackSpec, or SpecError with every problem."""
     parsed, problems = parse_sections(raw, secret_sections)
     problems += run_checks(parsed, private_key is not None, private_key_is_secret)
-    if "versions" in parsed and "validation" in parsed:
-        problems += check_validation_images(parsed["validation"], resolve_nodes(parsed)[0], parsed["versions"])
-    if "versions" in parsed and "frameworks" in parsed:
-        problems += check_frameworks(parsed["frameworks"], parsed["versions"])
     problems += check_mirror_credentials(parsed.get("packages"), mirror_credentials is not None,
                                          mirror_credentials_is_secret)
     if problems:

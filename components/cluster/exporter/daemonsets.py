@@ -69,7 +69,7 @@ def exporter_args(values: dict[str, Any], engine: str) -> list[str]:
     args: list[str] = []
     for arg in release["args"]:
         if arg == "{updateTime}":
-            args += [*update_time_args(exporter["updateTime"], release["updateTime"])]
+            args += update_time_args(exporter["updateTime"], release["updateTime"])
         elif not arg.startswith("-containerMode="):
             args.append(arg.format(port=exporter["port"]))
     return args + ENGINE_ARGS[engine] + (release["healthz"]["flags"] if release["healthz"] else [])
