@@ -11,7 +11,6 @@ SELECTOR = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\s*\{")
 # Series the alerts read that no exporter writes: Prometheus' own per-target `up`, and kube-state-metrics'.
 NOT_FROM_EXPORTER = {"up", "kube_node_status_allocatable"}
 # Labels Prometheus itself gives every series of a target.
-PROMETHEUS_LABELS = {"job", "instance"}
 
 
 def flag_name(arg: str) -> str:

@@ -17,14 +17,12 @@ from components.cluster.validation.job import build_validation_jobs, build_valid
 
 
 def monitoring_objects(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """Scrape job, alerts and dashboard; the operator's kinds only when the stack has the operator."""
-    monitoring = values["monitoring"]
-    objects = [build_scrape_secret(values)]
-    if monitoring["prometheusOperator"]:
-        objects += [build_pod_monitor(values), build_prometheus_rule(values)]
+    """Scrape job, alerts and dashboard: the operator's kinds with the operator, else a Secret and a ConfigMap."""
+    if values["monitoring"]["prometheusOperator"]:
+        objects = [build_pod_monitor(values), build_prometheus_rule(values)]
     else:
-        objects.append(build_rules_config_map(values))
-    if monitoring["grafanaDashboard"]:
+        objects = [build_scrape_secret(values), build_rules_config_map(values)]
+    if values["monitoring"]["grafanaDashboard"]:
         objects.append(build_dashboard_config_map(values))
     return objects
 

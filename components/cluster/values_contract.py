@@ -201,10 +201,10 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
                                          lambda s: s.monitoring.prometheus_namespace),
             "prometheusPodLabels": Value(string_map("Labels of the Prometheus pods the exporter admits."),
                                          lambda s: dict(s.monitoring.prometheus_pod_labels)),
-            "jobName": Value(string("Prometheus job name of the exporter.", DNS_LABEL, maxLength=40),
-                             const("ascend-npu-exporter")),
+            "jobName": Value(spec_field(Monitoring, "jobName"), lambda s: s.monitoring.job_name),
             "extraLabels": Value(string_map("Labels added to the PodMonitor and PrometheusRule (e.g. the "
-                                            "operator's `release` selector)."), const({})),
+                                            "operator's `release` selector)."),
+                                 lambda s: dict(s.monitoring.extra_labels)),
             "alerts": Group({
                 "temperatureCelsius": Value(spec_field(Alerts, "temperatureCelsius"),
                                             lambda s: s.monitoring.alerts.temperature_celsius),

@@ -155,6 +155,12 @@ class Monitoring(SpecModel):
     prometheus_pod_labels: dict[str, str] = Field(
         default_factory=lambda: {"app.kubernetes.io/name": "prometheus"},
         description="Labels of the Prometheus pods the exporter admits.")
+    extra_labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Labels added to the PodMonitor and PrometheusRule, so the operator's selectors pick them up "
+                    "(kube-prometheus-stack: `release: <its Helm release>`).")
+    job_name: str = Field("ascend-npu-exporter", pattern=DNS_LABEL, max_length=40,
+                          description="Prometheus `job` label of the exporter's series.")
     alerts: Alerts = Field(default_factory=Alerts, description="Alert thresholds.")
     grafana_dashboard: bool = Field(True, description="Ship the Grafana dashboard ConfigMap.")
 
@@ -164,11 +170,29 @@ class Monitoring(SpecModel):
         if not labels:
             raise ValueError("no labels would admit every pod of the Prometheus namespace; write the labels of the "
                              "Prometheus pods, e.g. app.kubernetes.io/name: prometheus")
-        for key, value in labels.items():
-            problem = label_key_problem(key) or label_value_problem(value)
-            if problem:
-                raise ValueError(f"label {preview_key(key)}: {problem}")
-        return labels
+        return _checked_labels(labels)
+
+    @field_validator("extra_labels")
+    @classmethod
+    def _extra(cls, labels: dict[str, str]) -> dict[str, str]:
+        return _checked_labels(labels)
+
+    @model_validator(mode="after")
+    def _extra_needs_operator(self) -> "Monitoring":
+        if self.extra_labels and not self.prometheus_operator:
+            raise ValueError("extraLabels go on the PodMonitor and PrometheusRule, which exist only with "
+                             "prometheusOperator: true; set it, or drop extraLabels (without the operator, Prometheus "
+                             "reads the scrape Secret through additionalScrapeConfigs and labels select nothing)")
+        return self
+
+
+def _checked_labels(labels: dict[str, str]) -> dict[str, str]:
+    """Each key and value a valid Kubernetes label."""
+    for key, value in labels.items():
+        problem = label_key_problem(key) or label_value_problem(value)
+        if problem:
+            raise ValueError(f"label {preview_key(key)}: {problem}")
+    return labels
 
 
 def label_key_problem(key: str) -> Optional[str]:

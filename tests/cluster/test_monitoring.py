@@ -21,7 +21,7 @@ def exporter_pods(objs: list[dict]) -> list[dict]:
 
 
 def test_scrape_job_keeps_exporter_pods_and_labels_node_and_chip(objects):
-    secret = one(objects["prod"], "Secret")
+    secret = one(objects["prod-operator-off"], "Secret")
     assert secret["metadata"]["namespace"] == "monitoring"
     jobs = yaml.safe_load(secret["stringData"][SCRAPE_KEY])
     assert len(jobs) == 1 and jobs[0]["job_name"] == "ascend-npu-exporter"
@@ -29,7 +29,7 @@ def test_scrape_job_keeps_exporter_pods_and_labels_node_and_chip(objects):
     assert job["kubernetes_sd_configs"] == [{"role": "pod", "namespaces": {"names": ["ascend-system"]},
                                              "attach_metadata": {"node": True}}]
     keeps = {r["source_labels"][0]: r["regex"] for r in job["relabel_configs"] if r.get("action") == "keep"}
-    for pod in exporter_pods(objects["prod"]):
+    for pod in exporter_pods(objects["prod-operator-off"]):
         assert keeps["__meta_kubernetes_pod_label_app_kubernetes_io_name"] == pod["metadata"]["labels"][
             "app.kubernetes.io/name"]
         ports = {p["name"] for p in pod["spec"]["containers"][0]["ports"]}
@@ -48,7 +48,7 @@ def test_pod_monitor_matches_the_exporter_and_the_alerts_job(objects):
         ports = {p["name"] for p in pod["spec"]["containers"][0]["ports"]}
         assert monitor["spec"]["podMetricsEndpoints"][0]["port"] in ports
     job = next(r["replacement"] for r in monitor["spec"]["podMetricsEndpoints"][0]["relabelings"]
-               if r["targetLabel"] == "job")
+               if r.get("targetLabel") == "job")
     rules = one(objs, "PrometheusRule")["spec"]["groups"][0]["rules"]
     assert all(f'job="{job}"' in r["expr"] for r in rules)
 

@@ -5,15 +5,13 @@ import json
 from typing import Any
 
 import pytest
-import yaml
 
 from components.cluster.monitoring.alerts import rule_groups
 from components.cluster.monitoring.grafana_dashboard import DASHBOARD_KEY
-from components.cluster.monitoring.scrape import SCRAPE_KEY
-from tests.release_checks import NOT_FROM_EXPORTER, PROMETHEUS_LABELS, exporter_labels, exporter_metrics, \
+from tests.release_checks import NOT_FROM_EXPORTER, exporter_metrics, \
     flags_passed, metrics_in, undefined_flags
 
-from .stacks import VARIANTS, of_kind, one
+from .stacks import VARIANTS, one
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -53,26 +51,6 @@ def test_hbm_utilization_is_not_a_v6_metric(values):
     """`npu_chip_info_hbm_utilization` arrives after v6.0.0: the HBM alert divides used by total instead."""
     assert "npu_chip_info_hbm_utilization" not in exporter_metrics(values["dev"])
     assert "npu_chip_info_hbm_utilization" in exporter_metrics(values["dev-exporter-v26"])
-
-
-def target_labels(objs: list[dict[str, Any]]) -> set[str]:
-    """Labels the scrape job and the PodMonitor write on every series of the exporter."""
-    job = yaml.safe_load(one(objs, "Secret")["stringData"][SCRAPE_KEY])[0]
-    labels = {r["target_label"] for r in job["relabel_configs"] if "target_label" in r}
-    for monitor in of_kind(objs, "PodMonitor"):
-        labels |= {r["targetLabel"] for e in monitor["spec"]["podMetricsEndpoints"] for r in e["relabelings"]}
-        assert not any(e.get("honorLabels") for e in monitor["spec"]["podMetricsEndpoints"])
-    assert "honor_labels" not in job
-    return labels
-
-
-@pytest.mark.parametrize("variant", ["dev", "prod", "dev-operator-on", "dev-exporter-v26"])
-def test_no_target_label_renames_an_exporter_label(objects, values, variant):
-    """A target label named like one the exporter writes (`namespace` of the workload) would rename it."""
-    ours = target_labels(objects[variant])
-    assert {"node", "chip", "exporter_namespace", "exporter_pod"} <= ours
-    assert not (ours - PROMETHEUS_LABELS) & exporter_labels(values[variant])
-    assert {"namespace", "pod_name", "container_name", "id"} <= exporter_labels(values[variant])
 
 
 def differences(before: Any, after: Any, path: str = "") -> list[str]:

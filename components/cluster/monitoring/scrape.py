@@ -1,4 +1,4 @@
-"""How Prometheus finds the exporter: a scrape job for `additionalScrapeConfigs`, or a PodMonitor."""
+"""How Prometheus finds the exporter: one path per setup, a PodMonitor with the operator, else a scrape Secret."""
 from __future__ import annotations
 
 from typing import Any
@@ -49,9 +49,17 @@ def build_scrape_secret(values: dict[str, Any]) -> dict[str, Any]:
             "stringData": {SCRAPE_KEY: body}}
 
 
+# Target labels the Prometheus Operator gives every PodMonitor target before the PodMonitor's own
+# relabelings run (prometheus-operator pkg/prometheus/promcfg.go, generatePodMonitorConfig, v0.93.0):
+# `namespace`, `container` and `pod` of the exporter pod and `endpoint`; dropped first, so the Secret path
+# and this one label every series alike.
+OPERATOR_TARGET_LABELS = ("namespace", "container", "pod", "endpoint")
+
+
 def build_pod_monitor(values: dict[str, Any]) -> dict[str, Any]:
     """The same job as a Prometheus Operator PodMonitor beside the exporter pods."""
-    relabelings = [{"sourceLabels": [source], "targetLabel": target} for source, target in RELABELS]
+    relabelings: list[dict[str, Any]] = [{"action": "labeldrop", "regex": "|".join(OPERATOR_TARGET_LABELS)}]
+    relabelings += [{"sourceLabels": [source], "targetLabel": target} for source, target in RELABELS]
     relabelings.append({"targetLabel": "job", "replacement": values["monitoring"]["jobName"]})
     return {
         "apiVersion": "monitoring.coreos.com/v1", "kind": "PodMonitor",
