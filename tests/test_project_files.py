@@ -61,9 +61,9 @@ def test_policy_pack_project_file():
     assert "pulumi-policy" in (ROOT / "policies" / "requirements.txt").read_text()
 
 
-def test_pulumi_yaml_and_readme_reference_are_generated_from_the_model():
+def test_pulumi_yaml_and_the_config_reference_page_are_generated_from_the_model():
     assert (ROOT / "Pulumi.yaml").read_text() == render_pulumi_yaml()
-    assert config_reference() in (ROOT / "README.md").read_text()
+    assert config_reference() in (ROOT / "docs" / "stack-config.md").read_text()
     assert reference_main(["--check"]) == 0
 
 

@@ -1,4 +1,4 @@
-"""Generate, from the models, the `config:` block of Pulumi.yaml and the README's config reference."""
+"""Generate, from the models, the `config:` block of Pulumi.yaml and the config reference in docs/stack-config.md."""
 from __future__ import annotations
 
 import argparse
@@ -16,6 +16,8 @@ from pydantic_core import PydanticUndefined
 from components.config.stack import CONFIG_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
+# The page that holds the reference between BEGIN and END; the text around the markers is the page's own.
+REFERENCE_PAGE = ROOT / "docs" / "stack-config.md"
 BEGIN, END = "<!-- config-reference:begin (make docs) -->", "<!-- config-reference:end -->"
 PROJECT_HEAD = {
     "name": "ascend-npu",
@@ -53,6 +55,8 @@ def render_pulumi_yaml() -> str:
 
 def _type_name(annotation: Any) -> str:
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type_name(args[0])
     if origin in (typing.Union, types.UnionType):
         return " or ".join(_type_name(a) for a in args if a is not type(None))
     if origin is list:
@@ -107,11 +111,11 @@ def _rows(model: type[BaseModel], prefix: str) -> Iterator[str]:
 
 
 def config_reference() -> str:
-    """The README section: one table per config key."""
+    """The generated part of the reference page: one table per config key."""
     out = [BEGIN, ""]
     for key in CONFIG_KEYS:
         need = "required" if key.required else ("secret, optional" if key.secret else "optional")
-        out += [f"#### `ascend-npu:{key.name}` ({need})", "", key.description, ""]
+        out += [f"### `ascend-npu:{key.name}` ({need})", "", key.description, ""]
         model, suffix = _model_of(key.annotation)
         if model is None:
             continue
@@ -120,11 +124,14 @@ def config_reference() -> str:
     out.append("Images are objects `{repository, tag, digest, pullPolicy}`: a `tag` (never `latest`), a "
                "`digest` (`sha256:...`) or both. The device plugin and exporter images need their tag, also beside "
                "a digest: it names the release in `components/releases/` whose flags, probes and permissions they "
-               "get; a tag the catalog does not list needs `releaseOverride` (section \"Releases\" above).")
+               "get; a tag the catalog does not list needs `releaseOverride` (see [Releases](releases.md)).")
     return "\n".join(out + ["", END])
 
 
-def render_readme(text: str) -> str:
+def render_page(text: str) -> str:
+    """TEXT with the reference between its markers replaced by the current one; refused when a marker is missing."""
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"{REFERENCE_PAGE.relative_to(ROOT)} has lost its markers: put back {BEGIN} and {END}")
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
     return head + config_reference() + tail
@@ -132,18 +139,18 @@ def render_readme(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--check", action="store_true", help="exit 1 when Pulumi.yaml or README.md is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 when Pulumi.yaml or the reference page is stale")
     args = parser.parse_args(argv)
     targets = {ROOT / "Pulumi.yaml": render_pulumi_yaml(),
-               ROOT / "README.md": render_readme((ROOT / "README.md").read_text())}
-    stale = [p.name for p, text in targets.items() if not p.exists() or p.read_text() != text]
+               REFERENCE_PAGE: render_page(REFERENCE_PAGE.read_text())}
+    stale = [str(p.relative_to(ROOT)) for p, text in targets.items() if not p.exists() or p.read_text() != text]
     if args.check:
         for name in stale:
             print(f"{name} is stale: run `make docs`", file=sys.stderr)
         return 1 if stale else 0
     for path, text in targets.items():
         path.write_text(text)
-    print("wrote " + ", ".join(p.name for p in targets))
+    print("wrote " + ", ".join(str(p.relative_to(ROOT)) for p in targets))
     return 0
 
 

@@ -1,4 +1,4 @@
-"""A kubeconfig for a ServiceAccount bound to exactly the rules a README block names, for running a tool as it."""
+"""A kubeconfig for a ServiceAccount bound to exactly the rules a docs page names, for running a tool as it."""
 from __future__ import annotations
 
 import re
@@ -10,12 +10,16 @@ from engine.control_plane import REPO
 from engine.kube import Kube
 
 NAMESPACE = "kube-system"
+# Where each tool's rules are written for users: (page under docs/, the heading its `rules:` block follows).
+DRAIN_RULES = ("host-layer.md", "## Upgrades that drain")
+DOCTOR_RULES = ("day-2.md", "## Doctor: what is wrong with a running stack")
 
 
-def readme_rules(heading: str) -> list[dict]:
-    """The `rules:` YAML block that follows HEADING in the README (what a user copies)."""
-    text = (REPO / "README.md").read_text()
-    section = text[text.index(heading):]
+def docs_rules(where: tuple[str, str]) -> list[dict]:
+    """The `rules:` YAML block that follows the heading on the docs page WHERE names (what a user copies)."""
+    page, heading = where
+    text = (REPO / "docs" / page).read_text()
+    section = text[text.index(heading + "\n"):]
     block = re.search(r"```yaml\n(rules:.*?)```", section, re.DOTALL)
     return yaml.safe_load(block.group(1))["rules"]
 

@@ -20,7 +20,7 @@ from engine.kube import wait_for
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import OLD
 from tests.e2e import npu_workload as work
-from tests.e2e.least_privilege import kubeconfig_for, readme_rules
+from tests.e2e.least_privilege import DOCTOR_RULES, docs_rules, kubeconfig_for
 from tests.e2e.world import NAMESPACE, STACK, World
 
 CANARY, SECOND, THIRD = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03"
@@ -205,11 +205,11 @@ def test_the_runtime_class_deleted(world: World):
     assert (code, seen) == (1, {("7.3", CLUSTER, "runtimeclass")})
 
 
-def test_the_doctor_needs_no_more_than_the_readme_grants(world: World):
-    rules = readme_rules("## Doctor: what is wrong with a running stack")
+def test_the_doctor_needs_no_more_than_the_docs_grant(world: World):
+    rules = docs_rules(DOCTOR_RULES)
     kubeconfig = kubeconfig_for(world.kube, "doctor-reader", rules, world.kube.server, world.plane.pki / "ca.crt",
                                 world.root, context=world.plane.context)
-    code, seen, _ = doctor(world, "as a ServiceAccount with the README's rules only", kubeconfig)
+    code, seen, _ = doctor(world, "as a ServiceAccount with the documented rules only", kubeconfig)
     assert (code, seen) == (0, set())
 
 

@@ -21,7 +21,7 @@ from engine.cluster import register_nodes
 from engine.control_plane import REPO
 from testkit.fakenode.packages import NEW, OLD
 from tests.e2e import npu_workload as work
-from tests.e2e.least_privilege import kubeconfig_for, readme_rules
+from tests.e2e.least_privilege import DRAIN_RULES, docs_rules, kubeconfig_for
 from tests.e2e.world import CHIPS, MOVED_ADDRESS, NAMESPACE, STACK, World, node_entry
 
 CANARY, SECOND, THIRD, FOURTH = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03", "e2e-npu-04"
@@ -136,9 +136,9 @@ def test_the_upgrade_then_finishes_in_place_and_nothing_is_uninstalled(world: Wo
     assert min(line[:20] for line in third) >= second_done
 
 
-def test_the_drain_needs_no_more_than_the_readme_grants(world: World):
-    """The drain run as a ServiceAccount bound to exactly the README's rules; without pods/eviction it fails."""
-    rules = readme_rules("### Upgrades that drain")
+def test_the_drain_needs_no_more_than_the_docs_grant(world: World):
+    """The drain run as a ServiceAccount bound to exactly the documented rules; without pods/eviction it fails."""
+    rules = docs_rules(DRAIN_RULES)
     server, ca = world.kube.server, world.plane.pki / "ca.crt"
 
     def drain(kubeconfig, step: str) -> subprocess.CompletedProcess:
