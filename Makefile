@@ -6,6 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STACK ?= dev
 EXTRA_RESOURCES ?=
+PLACEHOLDER_SECRETS ?=
 STAMP := $(VENV)/.requirements-installed
 
 .PHONY: plan test bench docs chart chart-package venv clean engine cluster cluster-stop e2e doctor
@@ -18,7 +19,8 @@ $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 venv: $(STAMP)
 
 plan: $(STAMP)
-	@$(PY) -m components.plan --stack $(STACK) $(if $(EXTRA_RESOURCES),--extra-resources $(EXTRA_RESOURCES))
+	@$(PY) -m components.plan --stack $(STACK) $(if $(EXTRA_RESOURCES),--extra-resources $(EXTRA_RESOURCES)) \
+		$(if $(PLACEHOLDER_SECRETS),--placeholder-secrets $(PLACEHOLDER_SECRETS))
 
 doctor: $(STAMP)
 	@$(PY) -m components.doctor --stack $(STACK) $(if $(JSON),--json)

@@ -12,6 +12,23 @@ ROOT = Path(__file__).resolve().parents[1]
 STEP = re.compile(r"\.?([A-Za-z0-9_-]+)|\[(\d+)\]")
 
 
+PROD_PASSPHRASE = "ascend-npu-example"  # the example passphrase Pulumi.prod.yaml's secrets were made with
+
+
+def seal(text: str, salt_state: str, passphrase: str = PROD_PASSPHRASE) -> str:
+    """`text` as `pulumi config set --secret` writes it for a passphrase stack of `encryptionsalt: salt_state`."""
+    import base64
+    import hashlib
+    import os
+
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+    salt = base64.b64decode(salt_state.split(":")[1])
+    nonce = os.urandom(12)
+    key = hashlib.pbkdf2_hmac("sha256", passphrase.encode(), salt, 1_000_000, 32)
+    sealed = AESGCM(key).encrypt(nonce, text.encode(), None)
+    return f"v1:{base64.b64encode(nonce).decode()}:{base64.b64encode(sealed).decode()}"
+
+
 def load_stack(name: str) -> dict:
     """The parsed `Pulumi.<name>.yaml`."""
     return yaml.safe_load((ROOT / f"Pulumi.{name}.yaml").read_text())

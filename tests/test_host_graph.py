@@ -168,8 +168,10 @@ def test_connections_are_secret_pin_host_keys_and_never_leak_the_key(graph):
 
 def test_mirror_login_is_a_secret_on_the_install_stdin_only(tmp_path):
     from tests.conftest import run_stack_file
-    from tests.stacks import load_stack, patched, write_stack
-    stack = patched(load_stack("prod"), {"set": {"ascend-npu:mirrorCredentials": {"secure": "v1:bWlycm9yLWxvZ2lu"}}})
+    from tests.stacks import load_stack, patched, seal, write_stack
+    prod = load_stack("prod")
+    login = {"secure": seal("deploy:mirror-password", prod["encryptionsalt"])}
+    stack = patched(prod, {"set": {"ascend-npu:mirrorCredentials": login}})
     resources = {r.urn: r for r in run_stack_file(write_stack(stack, tmp_path), "case")}
     node = "train-01.prod.corp.example"
     install = step(resources, node, "install")

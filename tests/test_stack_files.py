@@ -81,7 +81,7 @@ def write(tmp_path, text):
 
 def test_values_reach_the_program_as_the_cli_encodes_them(tmp_path):
     path = write(tmp_path, "config:\n  ascend-npu:rollout: {maxParallel: 2, allowReboot: yes}\n"
-                           "  ascend-npu:cluster: {name: {secure: v1:abc}}\n  ascend-npu:ssh: {secure: 5}\n"
+                           "  ascend-npu:cluster: {name: {secure: AAABAKxn0Q==}}\n  ascend-npu:ssh: {secure: 5}\n"
                            "  other:flag: true\n  ascend-npu:kubeNote: 0x10\n")
     config = read_stack_config(ROOT, "case", path)
     assert json.loads(config.values["ascend-npu:rollout"]) == {"maxParallel": 2, "allowReboot": "yes"}

@@ -19,10 +19,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="JSON file of per-policy config, as `pulumi preview --policy-pack-config` takes")
     parser.add_argument("--extra-resources", type=Path,
                         help="YAML file of resources ({type, name, properties}, one or a list) judged with the stack's")
+    parser.add_argument("--placeholder-secrets", default="",
+                        help="comma-separated secret keys (sshPrivateKey, mirrorCredentials) to plan with a "
+                             "placeholder, for a stack whose secrets are not set yet")
     args = parser.parse_args(argv)
     pack_config = json.loads(args.policy_pack_config.read_text()) if args.policy_pack_config else None
     return plan(args.stack, args.out or ROOT / "build" / args.stack, args.stack_file,
-                pack_dir=args.policy_pack, pack_config=pack_config, extra=args.extra_resources)
+                pack_dir=args.policy_pack, pack_config=pack_config, extra=args.extra_resources,
+                placeholders=tuple(k.strip() for k in args.placeholder_secrets.split(",") if k.strip()))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from components.plan.cli_yaml import YamlError, load
+from components.plan.stack_secrets import secure_problems
 
 SECRET_PLACEHOLDER = "[secret: decrypted only by the stack's secrets provider]"
 MAX_FILE_BYTES = 1 << 20  # our bound: a 1000-node stack is about 300 KB
@@ -171,7 +172,7 @@ def read_stack_config(project_dir: Path, stack: str, stack_file: Path | None = N
     if not isinstance(config, dict):
         raise StackFileError(path.name, [f"config: is {_kind(config)}; write a mapping of `{name}:<key>: value` "
                                          "lines under it (the Pulumi CLI refuses anything else)"])
-    problems, secret_keys, written = [], [], {}
+    problems, secret_keys, written = secure_problems(stack, stack_data), [], {}
     for key, value in config.items():
         full = config_key(key, name)
         if full is None:
@@ -196,6 +197,23 @@ def read_stack_config(project_dir: Path, stack: str, stack_file: Path | None = N
         raise StackFileError(path.name, problems)
     return StackConfig(project=name, stack=stack, values=values, secret_keys=sorted(secret_keys),
                        numbers=_number_notes(numbers, written, name))
+
+
+def with_placeholders(config: StackConfig, keys: list[str], secret_keys: list[str]) -> StackConfig:
+    """The config with a placeholder secret for each key named (a plan offline, without the secrets)."""
+    problems = []
+    for key in keys:
+        full = config_key(key, config.project) or key
+        if full.split(":", 1)[-1] not in secret_keys:
+            problems.append(f"PLACEHOLDER_SECRETS: {key[:60]} is not a secret key; name one of {', '.join(secret_keys)}")
+        elif config.values.get(full):
+            problems.append(f"PLACEHOLDER_SECRETS: {key[:60]} is already set in Pulumi.{config.stack}.yaml; "
+                            "plan with its value, or drop it from PLACEHOLDER_SECRETS")
+    if problems:
+        raise StackFileError(f"Pulumi.{config.stack}.yaml", problems)
+    added = {config_key(k, config.project) or k: SECRET_PLACEHOLDER for k in keys}
+    return StackConfig(config.project, config.stack, {**config.values, **added},
+                       sorted({*config.secret_keys, *added}), config.numbers)
 
 
 def _number_notes(numbers: dict[str, str], written: dict[str, str], project: str) -> dict[str, str]:

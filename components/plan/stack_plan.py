@@ -7,9 +7,9 @@ from collections import Counter
 from pathlib import Path
 
 from components.config import SpecError
-from components.config.config_source import spec_from_values
+from components.config.config_source import SECRET_KEYS, spec_from_values
 from components.plan.extra_resources import ExtraResourcesError, extra_resources
-from components.plan.stack_files import StackConfig, StackFileError, read_stack_config
+from components.plan.stack_files import StackConfig, StackFileError, read_stack_config, with_placeholders
 
 ROOT = Path(__file__).resolve().parents[2]
 EXIT_OK, EXIT_POLICY, EXIT_CONFIG = 0, 1, 2
@@ -74,9 +74,10 @@ def config_problems(exc: SpecError, config: StackConfig, limit: int = MAX_SHOWN)
 
 
 def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool = False,
-         pack_dir: Path | None = None, pack_config: dict | None = None, extra: Path | None = None) -> int:
+         pack_dir: Path | None = None, pack_config: dict | None = None, extra: Path | None = None,
+         placeholders: tuple[str, ...] = ()) -> int:
     try:
-        config = read_stack_config(ROOT, stack, stack_file)
+        config = with_placeholders(read_stack_config(ROOT, stack, stack_file), list(placeholders), list(SECRET_KEYS))
     except StackFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
