@@ -1,4 +1,5 @@
-# ascend-npu: `make plan` (offline plan of a stack), `make test`, `make bench`, `make docs`, `make chart`;
+# ascend-npu: `make plan` (offline plan of a stack), `make test`, `make bench`, `make docs`, `make chart`,
+# `make template STACK=<stack>` (the chart rendered offline with the stack's values);
 # `make doctor STACK=<stack>` (read-only checks of a running stack, over SSH and the API);
 # the real engine: `make engine` (build it), `make cluster` / `make cluster-stop` (a local control plane), `make e2e`.
 PYTHON ?= python3
@@ -9,7 +10,7 @@ EXTRA_RESOURCES ?=
 PLACEHOLDER_SECRETS ?=
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: plan test bench docs chart chart-package venv clean engine cluster cluster-stop e2e doctor
+.PHONY: plan test bench docs chart chart-package template venv clean engine cluster cluster-stop e2e doctor
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +53,9 @@ chart: $(STAMP)
 
 chart-package: $(STAMP)
 	@$(PY) -m components.chart package
+
+template: $(STAMP)
+	@$(PY) -m components.chart template --stack $(STACK) $(if $(PLACEHOLDER_SECRETS),--placeholder-secrets $(PLACEHOLDER_SECRETS))
 
 clean:
 	rm -rf build dist

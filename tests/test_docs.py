@@ -34,8 +34,8 @@ def prose(text: str) -> str:
 
 
 def code(text: str) -> list[str]:
-    """Every inline code span and fenced code block of TEXT."""
-    return FENCE.findall(text) + CODE_SPAN.findall(prose(text))
+    """Every inline code span and fenced code block of TEXT; a ```text block is output shown, not a command."""
+    return [b for b in FENCE.findall(text) if not b.startswith("```text")] + CODE_SPAN.findall(prose(text))
 
 
 def slug(heading: str) -> str:

@@ -1,4 +1,4 @@
-"""`python -m components.chart [write|check|package]`: write charts/ascend-npu, check it, or package it."""
+"""`python -m components.chart [write|check|package|template]`: write the chart, check it, package it, render it."""
 from __future__ import annotations
 
 import argparse
@@ -11,13 +11,22 @@ from components.chart.writer import CHART_DIR, DIST_DIR, drift, package_chart, w
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m components.chart", description=__doc__)
-    parser.add_argument("command", nargs="?", default="write", choices=("write", "check", "package"),
+    parser.add_argument("command", nargs="?", default="write", choices=("write", "check", "package", "template"),
                         help="write the chart (default), fail when the committed chart differs from the "
-                             "generator, or package it into dist/ with the Helm engine")
+                             "generator, package it into dist/ with the Helm engine, or render it with a "
+                             "stack's values (template)")
+    parser.add_argument("--stack", default="dev", help="template: the stack whose values to render (default dev)")
+    parser.add_argument("--out", type=Path, help="template: output directory (default build/<stack>)")
+    parser.add_argument("--placeholder-secrets", default="", help="template: secret keys to render without")
     parser.add_argument("--chart-dir", type=Path, default=CHART_DIR, help=f"chart directory (default {CHART_DIR})")
     parser.add_argument("--dist-dir", type=Path, default=DIST_DIR, help=f"package destination (default {DIST_DIR})")
     args = parser.parse_args(argv)
     started = time.monotonic()
+    if args.command == "template":
+        from components.chart.template import render_stack
+        keys = tuple(k.strip() for k in args.placeholder_secrets.split(",") if k.strip())
+        return render_stack(args.stack, args.out or Path("build") / args.stack, placeholders=keys,
+                            chart_dir=args.chart_dir)
     if args.command == "check":
         problems = drift(args.chart_dir)
         for problem in problems:
