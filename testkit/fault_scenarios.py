@@ -205,7 +205,8 @@ def backup_left_empty_by_a_full_disk(node) -> Outcome:
     assert result.returncode == 0, result.stderr
     assert stale.read_bytes() == original
     assert_owner_mode(stale, 0o640, (1000, 1000))
-    return Outcome(daemon_json_lost(original, path.read_bytes()), line_with(result.stdout, f"backup {stale.name}"))
+    return Outcome(daemon_json_lost(original, path.read_bytes()),
+                   line_with(result.stdout, f"backup /etc/docker/{stale.name}"))
 
 
 CONFIG_TOML = """version = 2

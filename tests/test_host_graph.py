@@ -166,6 +166,14 @@ def test_connections_are_secret_pin_host_keys_and_never_leak_the_key(graph):
             assert "PRIVATE KEY" not in r.properties.get("create", "")
 
 
+def test_every_command_streams_its_output_to_up(graph):
+    """pulumi-command sends each output line to `up` as it comes unless `logging` says otherwise (v1.2.1
+    remote/logging.go: unset logs both streams)."""
+    _, resources, _ = graph
+    commands = [r for r in resources.values() if r.type in (COMMAND, LOCAL)]
+    assert commands and all(r.properties.get("logging", "stdoutAndStderr") == "stdoutAndStderr" for r in commands)
+
+
 def test_mirror_login_is_a_secret_on_the_install_stdin_only(tmp_path):
     from tests.conftest import run_stack_file
     from tests.stacks import load_stack, patched, seal, write_stack

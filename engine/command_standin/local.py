@@ -11,7 +11,7 @@ import signal
 import subprocess
 from typing import Callable
 
-from .props import plain, run_env, shown_streams
+from .props import logged_streams, plain, run_env
 from .ssh import collect, forget, spawn
 
 LOCAL = "command:local:Command"
@@ -23,12 +23,11 @@ class LocalError(Exception):
     """The command failed as v1.2.1 reports it: `exit status N: running "COMMAND":` and what it printed."""
 
 
-def run(props: dict, command: str, previous: dict, log: Callable[[str, str], None]) -> dict:
+def run(props: dict, command: str, previous: dict, log: Callable[[str], None]) -> dict:
     """commandOutputs.go run: the command's stdout and stderr, each without its last newline."""
     p = plain(props)
     args = list(p.get("interpreter") or ["/bin/sh", "-c"]) + [command]
     env = {**os.environ, **run_env(p, previous)}
-    shown = shown_streams(p)
     stdin = p.get("stdin") or None
     try:
         proc = spawn(args, cwd=p.get("dir") or os.getcwd(), env=env,
@@ -37,7 +36,7 @@ def run(props: dict, command: str, previous: dict, log: Callable[[str, str], Non
     except OSError as err:
         raise LocalError(f"{err}: running {_quote(command)}:\n") from None
     try:
-        result = collect(proc, stdin, lambda stream, line: shown[stream] and log(stream, line))
+        result = collect(proc, stdin, logged_streams(p), log)
     finally:
         forget(proc)
     if result.code != 0:

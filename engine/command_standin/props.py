@@ -175,8 +175,9 @@ def run_env(p: dict, previous: dict) -> dict[str, str]:
     return env
 
 
-def shown_streams(p: dict) -> dict[str, bool]:
-    """Which streams `logging` sends to the engine (default: both)."""
+def logged_streams(p: dict) -> tuple[str, ...]:
+    """The streams `logging` sends to the engine (remote/logging.go ShouldLogStdout/Stderr; unset: both)."""
     logging = p.get("logging")
-    return {"stdout": logging in (None, "stdout", "stdoutAndStderr"),
-            "stderr": logging in (None, "stderr", "stdoutAndStderr")}
+    return tuple(name for name, wanted in (("stdout", ("stdout", "stdoutAndStderr")),
+                                           ("stderr", ("stderr", "stdoutAndStderr")))
+                 if logging is None or logging in wanted)

@@ -10,7 +10,7 @@ import subprocess
 from typing import Callable
 
 from . import local, sftp
-from .props import (ARCHIVE_SIG, ASSET_SIG, SIG, UNKNOWN, Secret, detailed_diff, equal, plain, run_env, shown_streams,
+from .props import (ARCHIVE_SIG, ASSET_SIG, SIG, UNKNOWN, Secret, detailed_diff, equal, logged_streams, plain, run_env,
                     source_hash)
 from .ssh import Link, SSHError
 
@@ -91,8 +91,7 @@ def _quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)  # close to Go's %q
 
 
-def run(props: dict, command: str, previous: dict, status: Status, log: Callable[[str, str], None],
-        type_: str = COMMAND) -> dict:
+def run(props: dict, command: str, previous: dict, status: Status, log: Status, type_: str = COMMAND) -> dict:
     """CommandOutputs.run: one session, previous outputs in PULUMI_COMMAND_STDOUT/STDERR, stdin when non-empty."""
     if type_ == LOCAL:
         try:
@@ -101,10 +100,9 @@ def run(props: dict, command: str, previous: dict, status: Status, log: Callable
             raise CommandError(str(err)) from None
     p = plain(props)
     env = run_env(p, previous)
-    shown = shown_streams(p)
     try:
         with Link(p["connection"], status) as link:
-            result = link.run(command, p.get("stdin") or None, env, lambda s, line: shown[s] and log(s, line))
+            result = link.run(command, p.get("stdin") or None, env, logged_streams(p), log)
             lost = result.code < 0 or (result.code == 255 and not link.alive())
     except (SSHError, OSError, subprocess.SubprocessError) as err:
         raise CommandError(str(err)) from None
@@ -140,7 +138,7 @@ def copy_source(inputs: dict, status: Status) -> None:
         raise CommandError(str(err)) from None
 
 
-def create(type_: str, name: str, inputs: dict, preview: bool, status: Status, log) -> tuple[str, dict]:
+def create(type_: str, name: str, inputs: dict, preview: bool, status: Status, log: Status) -> tuple[str, dict]:
     """Command.Create and CopyToRemote.Create: nothing runs in a preview, where stdout and stderr are unknown."""
     # copyController.go Create: a preview answers no id; a copy's id is NewUniqueHex("", 8, 0).
     if type_ == COPY:
@@ -158,7 +156,7 @@ def create(type_: str, name: str, inputs: dict, preview: bool, status: Status, l
     return new_id(name), outputs
 
 
-def update(type_: str, state: dict, news: dict, preview: bool, status: Status, log) -> dict:
+def update(type_: str, state: dict, news: dict, preview: bool, status: Status, log: Status) -> dict:
     """Command: run `update`, else `create`, with the new inputs; CopyToRemote: copy when hash or path changed."""
     if type_ == COPY:  # copyController.go Update: needCopy, the connection and triggers alone copy nothing
         moved = news.get("remotePath") != state.get("remotePath")
@@ -179,7 +177,7 @@ def update(type_: str, state: dict, news: dict, preview: bool, status: Status, l
     return outputs
 
 
-def delete(type_: str, state: dict, status: Status, log) -> None:
+def delete(type_: str, state: dict, status: Status, log: Status) -> None:
     """Command: the stored `delete` with the stored connection, stdin and outputs; CopyToRemote: nothing."""
     # commandController.go Delete calls run on req.State, so the old stdin is sent to `delete` as well.
     if type_ in COMMANDS and plain(state.get("delete")) is not None:

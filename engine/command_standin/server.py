@@ -36,6 +36,11 @@ def schema() -> str:
 class EngineLog:
     """Messages to the engine's Log service (ephemeral ones are status lines, as v1.2.1's InfoStatus)."""
 
+    # pulumi/pulumi-command v1.2.1 (7f3eb6f) provider/pkg/provider/util/util.go LogOutput calls InfoStatus for each
+    # output line; pulumi/pulumi-go-provider v1.3.0 logging.go sends it through HostClient.LogStatus
+    # (pulumi/pulumi pkg/resource/provider/host.go): one Engine.Log, INFO, the resource's URN, ephemeral. The CLI shows
+    # such a message in the resource's row while it is the latest one and leaves it out of the final diagnostics.
+
     def __init__(self, address: str | None):
         self.stub = engine_pb2_grpc.EngineStub(grpc.insecure_channel(address)) if address else None
 
@@ -93,8 +98,9 @@ class Provider(provider_pb2_grpc.ResourceProviderServicer):
         return provider_pb2.ConfigureResponse(acceptSecrets=True, supportsPreview=True)
 
     def _hooks(self, urn: str):
+        """Dial retries and the command's output lines alike reach the engine as the resource's status lines."""
         status = functools.partial(self.engine, urn)
-        return status, (lambda stream, line: self.engine(urn, line))
+        return status, status
 
     @operation
     def Check(self, request, context, token):

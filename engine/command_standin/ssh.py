@@ -53,24 +53,31 @@ class Result:
     combined: str
 
 
-def collect(proc: subprocess.Popen, stdin: str | None, on_line: Callable[[str, str], None]) -> Result:
-    """Feed stdin, read stdout and stderr apart and together (each line to on_line), wait for the exit."""
+def collect(proc: subprocess.Popen, stdin: str | None, logged: tuple[str, ...], log: Log) -> Result:
+    """Feed stdin, read stdout and stderr apart and together, wait for the exit; the LOGGED streams go to LOG a line
+    at a time as they arrive."""
+    # v1.2.1 remote/commandOutputs.go run (local/commandOutputs.go alike): the logged streams share one io.Pipe read
+    # by util/util.go LogOutput, a bufio.Scanner whose lines (one trailing \r dropped, the last one even without its
+    # \n) each become an InfoStatus; the pipe holds nothing back, so a line is logged as soon as it is complete.
     chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
     combined: list[bytes] = []
     lock = threading.Lock()
+    pending = bytearray()
+
+    def emit(line: bytes) -> None:
+        log(line.removesuffix(b"\r").decode(errors="replace"))
 
     def pump(name: str, stream) -> None:
-        pending = b""
         for chunk in iter(lambda: stream.read1(65536), b""):
             with lock:
                 chunks[name].append(chunk)
                 combined.append(chunk)
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                on_line(name, line.decode(errors="replace"))
-        if pending:
-            on_line(name, pending.decode(errors="replace"))
+                if name in logged:
+                    pending.extend(chunk)
+                    *lines, rest = bytes(pending).split(b"\n")
+                    pending[:] = rest
+                    for line in lines:
+                        emit(line)
 
     def feed() -> None:
         try:
@@ -88,6 +95,8 @@ def collect(proc: subprocess.Popen, stdin: str | None, on_line: Callable[[str, s
     code = proc.wait()
     for t in threads:
         t.join()
+    if pending:
+        emit(bytes(pending))
     proc.stdout.close()
     proc.stderr.close()
     text = (lambda parts: b"".join(parts).decode(errors="replace"))
@@ -194,9 +203,9 @@ class Link:
         return spawn([SSH, "-F", self.config, "-T", "-o", "ControlMaster=no", *options, "--", TARGET, *remote],
                      env=env, **kwargs)
 
-    def run(self, command: str, stdin: str | None, env: dict[str, str], on_line: Callable[[str, str], None]
+    def run(self, command: str, stdin: str | None, env: dict[str, str], logged: tuple[str, ...], log: Log
             ) -> Result:
-        """One session with env requests and stdin; stdout and stderr kept apart and together, lines to on_line."""
+        """One session with env requests and stdin; stdout and stderr kept apart and together, logged lines to log."""
         names = " ".join(env)
         child_env = {**os.environ, **env}
         extra = ["-o", f"SendEnv={names}"] if names else []
@@ -204,7 +213,7 @@ class Link:
                            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            return collect(proc, stdin, on_line)
+            return collect(proc, stdin, logged, log)
         finally:
             forget(proc)
 

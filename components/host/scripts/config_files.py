@@ -153,7 +153,7 @@ def write(path, data):
 
 COMMANDS = {
     "writable": lambda args: check_writable(args[0]) or "ok",
-    "replace": lambda args: "backup=" + os.path.basename(replace(args[0], sys.stdin.buffer.read())),
+    "replace": lambda args: "backup=" + shown(replace(args[0], sys.stdin.buffer.read())),
     "write": lambda args: write(args[0], sys.stdin.buffer.read()) or "written",
 }
 

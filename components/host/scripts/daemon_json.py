@@ -106,7 +106,7 @@ def apply(path, mode, make_default, binary, record_path):
     status = "same"
     if new != old:
         text = json.dumps(new, indent=2, ensure_ascii=False) + "\n"
-        status = "changed backup=" + os.path.basename(config_files.replace(path, text.encode()))
+        status = "changed backup=" + config_files.shown(config_files.replace(path, text.encode()))
     if not record and os.path.exists(record_path):
         os.unlink(record_path)
     return status

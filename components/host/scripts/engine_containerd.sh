@@ -182,11 +182,12 @@ apply_containerd_config() {
   if ! same_file "$PLAN_MAIN" "$CONTAINERD_CONFIG"; then replace_file "$PLAN_MAIN" "$CONTAINERD_CONFIG"; fi
   forget_containerd_default "$1"
   if [[ $restart == false ]]; then
-    say "containerd: config files rewritten, effective config unchanged, containerd not restarted"
+    say "containerd: config files rewritten${BACKUP:+ (backup $BACKUP)}, effective config unchanged, containerd not" \
+      "restarted"
     return
   fi
-  restart_engine containerd
   local where=config.toml
   if [[ -s $DROP_IN ]]; then where="conf.d/${DROP_IN##*/} imported by config.toml"; fi
-  say "containerd: ascend runtime $verb in $where${BACKUP:+ (backup ${BACKUP##*/})}, containerd restarted"
+  say "containerd: ascend runtime $verb in $where${BACKUP:+, backup $BACKUP}"
+  restart_engine containerd
 }

@@ -41,8 +41,7 @@ apply_daemon_json() {
     return
   fi
   backup=${result#changed backup=}
+  say "docker: ascend runtime $verb in /etc/docker/daemon.json (default runtime ascend:" \
+    "${ASCEND_DEFAULT_RUNTIME:-false})${backup:+, backup $backup}"
   restart_engine docker
-  local detail="default runtime ascend: ${ASCEND_DEFAULT_RUNTIME:-false}"
-  if [[ -n $backup ]]; then detail+=", backup $backup"; fi
-  say "docker: ascend runtime $verb in /etc/docker/daemon.json ($detail), docker restarted"
 }

@@ -62,6 +62,7 @@ finish() {
 
 main() {
   local needed=()
+  say_log_path
   hold_run_lock
   forget_past_reboots
   remove_stale_temp_files

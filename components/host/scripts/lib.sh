@@ -35,6 +35,13 @@ log_line() {
     true
 }
 die() { complain "$*"; exit 1; }
+# A step's first line: where the node keeps, with times, every line the step prints (`pulumi up` shows each only as
+# a status), and the installers' own logs in the steps that run them (LOG_DIR, npu_stack.sh).
+say_log_path() {
+  local installers=""
+  if [[ -n ${LOG_DIR:-} ]]; then installers=" (each installer's output: $(host_path "$LOG_DIR")/<kind>.log)"; fi
+  say "log on the node: $(host_path "$RUN_LOG")$installers"
+}
 
 # record_settings FILE: this step's ASCEND_* parameters (those of its command line, never the sandbox root nor a
 # mirror login, which is never exported), one KEY=VALUE a line, root-only, replaced atomically.
@@ -55,9 +62,13 @@ record_settings() {
 # restart_engine UNIT: `systemctl restart UNIT` within rollout.timeouts.engineRestart; a restart that hangs or fails
 # stops the step (the merged config stays in place, and the next run starts from the saved original).
 restart_engine() {
-  local limit=${ASCEND_ENGINE_RESTART_TIMEOUT:-300} rc=0
+  local limit=${ASCEND_ENGINE_RESTART_TIMEOUT:-300} rc=0 start=$SECONDS
+  say "$1: restarting"
   timeout --kill-after=10 "$limit" systemctl restart "$1" 9>&- </dev/null || rc=$?
-  ((rc == 0)) && return 0
+  if ((rc == 0)); then
+    say "$1: restarted in $((SECONDS - start)) s"
+    return 0
+  fi
   if ((rc == 124 || rc == 137)); then
     die "$1 did not restart within $limit s (rollout.timeouts.engineRestart) on node ${ASCEND_NODE:-?}; see" \
       "journalctl -u $1, then rerun"

@@ -26,6 +26,7 @@ choose_flags() {
 # installer that asks a question on stdin (ASCEND_<KIND>_ANSWER, from the release catalog) gets its answer there.
 # It runs under its kind's time limit (ASCEND_<KIND>_TIMEOUT, rollout.timeouts): GNU timeout stops its whole process
 # group (TERM, then KILL 30 s later), and TIMED_OUT then holds the limit. It never inherits the run lock (fd 9).
+# Its start and its end are each a line of their own: an installer can run for many minutes.
 TIMED_OUT=""
 run_installer() {
   local kind=$1 log answer limit start rc=0
@@ -37,6 +38,7 @@ run_installer() {
   TIMED_OUT=""
   mkdir -p "$LOG_DIR"
   printf '== %s %s\n' "$(kind_var "$kind" FILE)" "$*" >>"$log"
+  say "$kind: installer started ($(kind_var "$kind" FILE) $*), its output in $(host_path "$log")"
   start=$SECONDS
   if [[ -n $answer && $1 != --uninstall ]]; then
     timeout --kill-after=30 "$limit" bash "$(staged_file "$kind")" "$@" >>"$log" 2>&1 9>&- <<<"$answer" || rc=$?
@@ -46,6 +48,9 @@ run_installer() {
   if ((rc == 124 || rc == 137)) && ((SECONDS - start >= limit)); then
     TIMED_OUT=$limit
     printf '== stopped after %s s (rollout.timeouts)\n' "$limit" >>"$log"
+    say "$kind: installer stopped after $limit s (rollout.timeouts.$kind)"
+  else
+    say "$kind: installer finished in $((SECONDS - start)) s (exit $rc)"
   fi
   return "$rc"
 }
@@ -100,7 +105,7 @@ install_package() {
   wanted=$(wanted_version "$kind")
   before=$(installed_version "$kind")
   if is_wanted "$kind"; then
-    say "$kind $wanted already installed, skipped"
+    say "$kind: already $before, skipped"
     return
   fi
   choose_flags "$kind"

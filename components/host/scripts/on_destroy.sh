@@ -16,6 +16,7 @@ ON_DESTROY_RECORD="$STATE_DIR/on-destroy.env"
 installed_setting() { sed -n "s/^$1=//p" "$INSTALL_RECORD"; }
 
 main() {
+  say_log_path
   if [[ $ASCEND_ON_DESTROY == uninstall && ! -f $INSTALL_RECORD ]]; then
     die "no record of a finished install on this node ($(host_path "$INSTALL_RECORD")); run pulumi up again"
   fi

@@ -17,10 +17,12 @@ mirror_login_config() {
 # Download <mirror>/<file> into staging; a failed download leaves no partial file behind. A mirror login
 # (ASCEND_MIRROR_CREDENTIALS, read from stdin and never exported) reaches curl as its config on a pipe.
 fetch_package() {
-  local path url rc=0
+  local path url rc=0 start=$SECONDS
   path=$(staged_file "$1")
   url="${ASCEND_MIRROR_URL%/}/$(kind_var "$1" FILE)"
   mkdir -p "${path%/*}"
+  # packages.mirrorUrl carries no login (the stack refuses one), so the URL can be shown.
+  say "$1: fetching $url"
   if [[ -n ${ASCEND_MIRROR_CREDENTIALS:-} ]]; then
     mirror_login_config | curl -K - -fsSL --retry 3 --connect-timeout 20 -o "$path.part" "$url" || rc=$?
   else
@@ -32,6 +34,7 @@ fetch_package() {
     return 1
   fi
   mv -f "$path.part" "$path"
+  say "$1: fetched in $((SECONDS - start)) s ($(numfmt --to=iec-i --suffix=B "$(stat -c %s "$path")"))"
 }
 
 stage_package() {

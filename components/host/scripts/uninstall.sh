@@ -34,7 +34,7 @@ uninstall_package() {
   local kind=$1 found rc=0
   found=$(installed_version "$kind")
   if [[ -z $found ]]; then
-    say "$kind not installed, skipped"
+    say "$kind: not installed, skipped"
     return
   fi
   forget_problems
@@ -63,6 +63,7 @@ uninstall_package() {
 
 main() {
   local kind line
+  say_log_path
   hold_run_lock
   # Removing the driver and firmware kills NPU work as surely as replacing them does.
   check_disruption driver firmware
