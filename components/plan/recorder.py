@@ -1,17 +1,18 @@
 """Run the real program under Pulumi's mocks and record every registered resource."""
 from __future__ import annotations
 
+import asyncio
 import logging
 import runpy
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Coroutine
 
 import pulumi
 from google.protobuf import empty_pb2, json_format
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_in_stack
-from pulumi.runtime.sync_await import _sync_await
 
 SECRET_SIG = rpc._special_secret_sig
 SIG_KEY = rpc._special_sig_key
@@ -100,6 +101,31 @@ def run_program(program: Path, project: str, stack: str, config: dict[str, str],
     settings.configure(mocks.MockSettings(
         monitor=monitor, monitor_features=features, engine=mocks.MockEngine(logging.getLogger("pulumi")),
         project=project, stack=stack, dry_run=preview, organization="organization", callbacks=None))
-    _sync_await(run_in_stack(lambda: runpy.run_path(str(program), run_name="__main__")))
+    run_closing_loops(run_in_stack(lambda: runpy.run_path(str(program), run_name="__main__")))
     # Registration order depends on how outputs resolve; URN order is the same on every run.
     return sorted(monitor.recorded, key=lambda r: r.urn)
+
+
+def run_closing_loops(main: Coroutine) -> None:
+    """Run `main` on an event loop of its own, then close that loop and every loop its worker threads used.
+
+    The SDK makes each monitor call in the loop's default executor, and its mock monitor gives each worker thread
+    an event loop of its own (mocks._ensure_event_loop) that nothing closes. Left to the garbage collector, such a
+    loop may have its self-pipe socket finalized first, and its __del__ then prints `Exception ignored in
+    BaseEventLoop.__del__ ... Invalid file descriptor: -1` at exit. So each worker gets its loop here, and it is
+    closed once the workers have stopped.
+    """
+    worker_loops: list[asyncio.AbstractEventLoop] = []
+
+    def give_worker_a_loop() -> None:
+        loop = asyncio.new_event_loop()
+        worker_loops.append(loop)
+        asyncio.set_event_loop(loop)
+
+    try:
+        with asyncio.Runner() as runner:  # closing it stops the workers (shutdown_default_executor)
+            runner.get_loop().set_default_executor(ThreadPoolExecutor(initializer=give_worker_a_loop))
+            runner.run(main)
+    finally:
+        for loop in worker_loops:
+            loop.close()
