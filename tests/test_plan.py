@@ -13,11 +13,12 @@ import yaml
 
 from components.cluster.all_objects import cluster_objects
 from components.plan.recorder import MASK, SECRET_SIG, SIG_KEY, mask
-from components.plan.stack_plan import EXIT_OK, EXIT_POLICY, plan
+from components.plan.stack_plan import EXIT_OK, EXIT_POLICY, plan, summary
 from components.releases.catalog import known_releases, release_entry
 from tests.stacks import ROOT, load_stack, patched, write_stack
 
 OUTPUTS = ("resources.json", "policy-report.json", "graph.mmd")
+NO_VIOLATIONS = {"pack": "ascend-npu", "policies": [], "violations": []}
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +94,20 @@ def test_mandatory_violation_exits_1_naming_the_rule(tmp_path):
     assert "mandatory policies violated: no-namespaces" in err.getvalue()
     report = json.loads((tmp_path / "policy-report.json").read_text())
     assert [v["message"].splitlines()[-1] for v in report["violations"]] == ["namespace ascend-system is not allowed here"]
+
+
+def test_every_canary_is_marked_in_the_printed_rollout():
+    waves = [["train-01"], ["infer-01"], ["train-02", "train-03"], ["infer-02", "late-canary"]]
+    printed = summary("s", [], NO_VIOLATIONS, waves, canaries=("train-01", "infer-01", "late-canary"))
+    assert "  wave 0 (canary): train-01" in printed and "  wave 1 (canary): infer-01" in printed
+    assert "  wave 2: train-02, train-03" in printed
+    assert "  wave 3: infer-02, late-canary (canary)" in printed
+
+
+def test_a_long_wave_of_canaries_is_marked_though_its_names_are_cut():
+    wave = [f"n{i}" for i in range(9)]
+    printed = summary("s", [], NO_VIOLATIONS, [wave], canaries=wave)
+    assert "  wave 0 (canary): n0, n1, n2, n3, n4, n5 ... (+3)" in printed
 
 
 def test_mask_hides_secrets_and_unknowns():

@@ -5,6 +5,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Collection
 
 from components.config import SpecError
 from components.config.config_source import SECRET_KEYS, spec_from_values
@@ -30,14 +31,13 @@ def judge(resources, pack_dir: Path, policy_config: dict | None = None) -> dict:
             "violations": [d.as_dict() for d in diagnostics]}
 
 
-def summary(stack: str, resources, report: dict, waves: list[list[str]]) -> str:
+def summary(stack: str, resources, report: dict, waves: list[list[str]], canaries: Collection[str] = ()) -> str:
     lines = [f"stack {stack}: {len(resources)} resources"]
     for kind, count in sorted(Counter(r.type for r in resources).items()):
         lines.append(f"  {count:5d}  {kind}")
     lines.append(f"rollout: {sum(len(w) for w in waves)} nodes in {len(waves)} waves")
     for i, wave in enumerate(waves):
-        shown = ", ".join(wave[:6]) + (f" ... (+{len(wave) - 6})" if len(wave) > 6 else "")
-        lines.append(f"  wave {i}{' (canary)' if i == 0 else ''}: {shown}")
+        lines.append(f"  wave {i}{wave_text(wave, canaries)}")
     mandatory = [v for v in report["violations"] if v["enforcementLevel"] == "mandatory"]
     lines.append(f"policy pack {report['pack']}: {len(report['policies'])} policies, "
                  f"{len(mandatory)} mandatory and {len(report['violations']) - len(mandatory)} other violations")
@@ -45,6 +45,15 @@ def summary(stack: str, resources, report: dict, waves: list[list[str]]) -> str:
         message = v['message'].splitlines()[-1]
         lines.append(f"  [{v['enforcementLevel']}] {v['policy']}: {message} ({v['urn'].rsplit('::', 1)[-1]})")
     return "\n".join(lines)
+
+
+def wave_text(wave: list[str], canaries: Collection[str], shown: int = 6) -> str:
+    """`: a, b ...` after a wave's number; a wave of canaries says so, a canary among other nodes is marked."""
+    if wave and all(name in canaries for name in wave):
+        head, names = " (canary)", wave[:shown]
+    else:
+        head, names = "", [f"{name} (canary)" if name in canaries else name for name in wave[:shown]]
+    return f"{head}: {', '.join(names)}" + (f" ... (+{len(wave) - shown})" if len(wave) > shown else "")
 
 
 def run_stack(config: StackConfig) -> list:
@@ -82,7 +91,7 @@ def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool 
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     try:
-        spec_from_values(config.values, config.secret_keys)  # the program's own first step, without the engine
+        spec = spec_from_values(config.values, config.secret_keys)  # the program's first step, without the engine
         added = extra_resources(extra, config) if extra else []
         resources = run_stack(config) + added
     except SpecError as exc:
@@ -109,7 +118,7 @@ def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool 
     stack_resource = next(r for r in resources if r.type == "pulumi:pulumi:Stack")
     waves = stack_resource.outputs.get("waves", [])
     if not quiet:
-        print(summary(stack, resources, report, waves))
+        print(summary(stack, resources, report, waves, spec.canaries))
         print(f"wrote {out_dir.relative_to(ROOT) if out_dir.is_relative_to(ROOT) else out_dir}/"
               "{resources.json,policy-report.json,graph.mmd,chart-values.yaml}")
     failed = [v for v in report["violations"] if v["enforcementLevel"] == "mandatory"]
