@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from components.config import SpecError
+from components.config.base import DNS_SUBDOMAIN
 from components.config.redact import KEY_MATERIAL
 from components.plan.stack_plan import EXIT_CONFIG, EXIT_OK, plan
 from tests.conftest import run_stack_file
@@ -32,6 +33,7 @@ ACCEPTED = sorted((HERE / "accepted").glob("*.yaml"))
 PLAINTEXT_KEY_MARK = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"
 MAX_OUTPUT = 8000
 REGEX_MARKS = ("[a-z", "]*$", "(?:", "{0,", "^[")
+NODE_NAMED = re.compile(r"(nodes\[\d+\]) \([^)]*\)")  # `nodes[2] (infer-01)`: a node and its name
 
 
 def header(case: Path, name: str) -> list[str]:
@@ -62,6 +64,17 @@ def stack_file(case: Path, tmp_path: Path) -> Path:
         return path
     patch = yaml.safe_load(case.read_text())
     return write_stack(patched(load_stack(patch.get("base", "dev")), patch), tmp_path)
+
+
+def unnamed_nodes(text: str, path: Path) -> list[str]:
+    """The `nodes[i]` a config problem shows without the node's name, though the node has a valid one."""
+    if "the stack config has" not in text:
+        return []  # the file itself could not be read: its problems say the line
+    nodes = (yaml.safe_load(path.read_text()).get("config") or {}).get("ascend-npu:nodes")
+    names = {i: n["name"] for i, n in enumerate(nodes if isinstance(nodes, list) else [])
+             if isinstance(n, dict) and isinstance(n.get("name"), str) and re.fullmatch(DNS_SUBDOMAIN, n["name"])}
+    return [m[0] for m in re.finditer(r"nodes\[(\d+)\]( \(([^)]*)\))?", text)
+            if int(m[1]) in names and m[3] != names[int(m[1])]]
 
 
 def plan_output(case: Path, tmp_path: Path) -> tuple[int, str]:
@@ -97,7 +110,8 @@ def test_plan_exits_2_naming_the_fields_without_traceback_or_secret(case: Path, 
     assert code == EXIT_CONFIG, text
     assert "Traceback" not in text and len(text) < MAX_OUTPUT
     for field in expected_fields(case):
-        assert f"ascend-npu:{field}:" in text, f"{case.name}: {field} not named in\n{text}"
+        assert f"ascend-npu:{field}:" in NODE_NAMED.sub(r"\1", text), f"{case.name}: {field} not named in\n{text}"
+    assert not unnamed_nodes(text, stack_file(case, tmp_path)), f"{case.name}: a node shown without its name\n{text}"
     for phrase in header(case, "expect-text"):
         assert phrase in text, f"{case.name}: '{phrase}' not in\n{text}"
     for secret in secrets_of(case):

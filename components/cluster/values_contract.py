@@ -14,8 +14,8 @@ from components.cluster.values_schema import (
     string_map, subset_of, tag_names_release, toleration, when_enabled)
 from components.config import StackSpec
 from components.config.base import DNS_LABEL, DNS_SUBDOMAIN
-from components.config.cluster import Alerts, Cluster, DashboardAccess, DevicePlugin, Exporter, Monitoring, \
-    Resources, Validation
+from components.config.cluster import Alerts, Cluster, DevicePlugin, Exporter, Monitoring, Resources, Validation
+from components.config.dashboard import DashboardAccess
 from components.config.hosts import Chip, ContainerRuntime
 from components.config.images import DIGEST, REPOSITORY, TAG, Image
 from components.config.versions import VERSION, Versions

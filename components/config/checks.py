@@ -1,97 +1,18 @@
-"""Checks across sections: node identity, pools, canaries, packages, versions and the SSH secret."""
+"""Checks across sections: packages, versions, the SSH and mirror secrets; every one run by run_checks."""
 from __future__ import annotations
 
 from collections import defaultdict
 from typing import Any
+from urllib.parse import urlsplit
 
 from components.config.compatibility import load_matrix
 from components.config.frameworks import check_frameworks
 from components.config.hosts import NodeSpec
+from components.config.node_checks import check_identity, resolve_nodes
 from components.config.packages import (CHIP_TOKEN, NEEDS_ARCH, NEEDS_CHIP, VERSION_KEY, Kind, declared_version, Source,
                                       expected_file_name, parse_file_name, versions_match)
 from components.config.problems import Problem
-from components.config.redact import preview
 from components.config.validation_images import check_validation_images
-
-NODE_FIELDS = {"chip": "910, 910B, 310 or 310P", "arch": "aarch64 or x86_64", "npu_count": "the number of NPUs"}
-
-
-def resolve_nodes(parsed: dict[str, Any]) -> tuple[list[NodeSpec], list[Problem]]:
-    """Apply pool and cluster defaults to each node; report what is still unset."""
-    pools, cluster = parsed.get("pools", {}), parsed.get("cluster")
-    nodes, problems = [], []
-    for i, node in enumerate(parsed.get("nodes", [])):
-        if node is None or node.pool and ("pools" not in parsed or pools.get(node.pool, True) is None):
-            continue  # the node, its pool or the pools section is already reported: say nothing more
-        pool = pools.get(node.pool) if node.pool else None
-        if node.pool and pool is None:
-            known = ", ".join(sorted(pools)) or "none defined"
-            problems.append(Problem(f"nodes[{i}].pool", f"pool {preview(node.pool)} is not in ascend-npu:pools "
-                                                         f"(known: {known}); define it or fix the name"))
-        values = {}
-        for name in ("chip", "arch", "npu_count", "container_runtime"):
-            values[name] = getattr(node, name) or (getattr(pool, name) if pool else None)
-        if values["container_runtime"] is None and cluster is not None:
-            values["container_runtime"] = cluster.container_runtime
-        missing = [n for n in NODE_FIELDS if values[n] is None]
-        for name in missing:
-            alias = "npuCount" if name == "npu_count" else name
-            problems.append(Problem(f"nodes[{i}].{alias}", f"not set on the node nor on its pool; write "
-                                                            f"{NODE_FIELDS[name]}"))
-        if not missing and values["container_runtime"] is not None:
-            nodes.append(NodeSpec(name=node.name, address=node.address, host_key=node.host_key, pool=node.pool,
-                                  wave=node.wave, previous_names=tuple(node.previous_names), **values))
-    return nodes, problems
-
-
-def check_identity(parsed: dict[str, Any]) -> list[Problem]:
-    """Node names and addresses are unique; canaries are nodes."""
-    problems, names, addresses = [], {}, {}
-    nodes = parsed.get("nodes", [])
-    for i, node in enumerate(nodes):
-        if node is None:
-            continue
-        for seen, value, key in ((names, node.name, "name"), (addresses, node.address, "address")):
-            if value in seen:
-                problems.append(Problem(f"nodes[{i}].{key}", f"{preview(value)} is also nodes[{seen[value]}].{key}; "
-                                                               f"each node needs its own {key}"))
-            seen.setdefault(value, i)
-    problems += _previous_names(nodes, names)
-    if "rollout" in parsed:
-        problems += _canaries(parsed["rollout"].canaries, names, complete="nodes" in parsed and None not in nodes)
-    return problems
-
-
-def _previous_names(nodes: list, names: dict[str, int]) -> list[Problem]:
-    """A previous name is no node's name now, and belonged to one node only."""
-    problems, seen = [], {}
-    for i, node in enumerate(nodes):
-        for j, old in enumerate(node.previous_names if node is not None else ()):
-            field = f"nodes[{i}].previousNames[{j}]"
-            if old in names:
-                problems.append(Problem(field, f"{preview(old)} is nodes[{names[old]}].name now; list only names "
-                                               "no node has any more"))
-            elif old in seen:
-                problems.append(Problem(field, f"{preview(old)} is also {seen[old]}; a previous name belongs to "
-                                               "one server"))
-            seen.setdefault(old, field)
-    return problems
-
-
-def _canaries(canaries: list[str], names: dict[str, int], complete: bool) -> list[Problem]:
-    """Each canary once, and a node (checked only when every node parsed)."""
-    problems, seen = [], {}
-    for i, canary in enumerate(canaries):
-        if canary in seen:
-            problems.append(Problem(f"rollout.canaries[{i}]", f"'{canary}' is also rollout.canaries[{seen[canary]}]; "
-                                                               "list each canary once (one per pool you want "
-                                                               "tested first)"))
-            continue
-        seen[canary] = i
-        if complete and canary not in names:
-            problems.append(Problem(f"rollout.canaries[{i}]", f"{preview(canary)} is not a node name; use one of "
-                                                               f"{', '.join(list(names)[:5]) or 'the nodes'}"))
-    return problems
 
 
 def check_package_source(packages) -> list[Problem]:
@@ -221,6 +142,13 @@ def check_mirror_credentials(packages, has_login: bool, login_is_secret: bool) -
                                              "mirrorCredentials 'user:password'`")]
     if packages is not None and packages.source is not Source.MIRROR:
         return [Problem("mirrorCredentials", "set, but packages.source is upload; remove it or use source mirror")]
+    url = urlsplit(packages.mirror_url or "") if packages is not None else None
+    if url is not None and url.scheme == "http":
+        secure = url._replace(scheme="https").geturl()
+        return [Problem("packages.mirrorUrl", "http:// with a mirror login (mirrorCredentials): curl on each node "
+                                              "would send the user and password across the network in clear text; "
+                                              f"use https:// ({secure}) or drop the login "
+                                              "(`pulumi config rm mirrorCredentials`)")]
     return []
 
 

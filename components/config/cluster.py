@@ -6,14 +6,14 @@ from typing import Any, ClassVar, Optional
 
 from pydantic import Field, field_validator, model_validator
 
-from components.config.base import CPU, DNS_LABEL, DNS_SUBDOMAIN, MEMORY, SpecModel
+from components.config.base import CPU, DNS_LABEL, MEMORY, SpecModel
 from components.config.drain import Drain
 from components.config.hosts import Chip, ContainerRuntime
 from components.config.images import Image
 from components.config.redact import preview, preview_key
 from components.config.timeouts import StepTimeouts
-from components.config.releases import DEVICE_PLUGIN, EXPORTER, DevicePluginReleaseOverride, \
-    ExporterReleaseOverride, pinned_release
+from components.config.releases import DEVICE_PLUGIN, EXPORTER, DevicePluginImage, DevicePluginReleaseOverride, \
+    ExporterImage, ExporterReleaseOverride, pinned_release
 
 MINDCLUSTER = "swr.cn-south-1.myhuaweicloud.com/ascendhub"
 # Namespaces Kubernetes itself owns: the agents' namespace gets Pod Security `privileged`, so never one of these.
@@ -88,8 +88,8 @@ class ExporterResources(Resources):
     memory: str = Field("1000Mi", pattern=MEMORY, description="Memory request and limit.")
 
 
-def _image(name: str, tag: str) -> Image:
-    return Image(repository=f"{MINDCLUSTER}/{name}", tag=tag)
+def _image(kind: type[Image], name: str, tag: str) -> Image:
+    return kind(repository=f"{MINDCLUSTER}/{name}", tag=tag)
 
 
 class CataloguedAgent(SpecModel):
@@ -113,8 +113,9 @@ class DevicePlugin(CataloguedAgent):
 
     catalog_component: ClassVar[str] = DEVICE_PLUGIN
 
-    image: Image = Field(default_factory=lambda: _image("ascend-k8sdeviceplugin", "v6.0.0"),
-                         description="Device plugin image; its tag names the catalogued release it renders as.")
+    image: DevicePluginImage = Field(
+        default_factory=lambda: _image(DevicePluginImage, "ascend-k8sdeviceplugin", "v6.0.0"),
+        description="Device plugin image; its tag names the catalogued release it renders as.")
     release_override: Optional[DevicePluginReleaseOverride] = Field(
         None, description="Accept a tag the release catalog does not list; names the release it behaves as and why.")
     volcano: bool = Field(False, description="Run in Volcano mode (`-volcanoType=true`).")
@@ -127,8 +128,8 @@ class Exporter(CataloguedAgent):
     catalog_component: ClassVar[str] = EXPORTER
 
     enabled: bool = Field(True, description="Deploy the exporter.")
-    image: Image = Field(default_factory=lambda: _image("npu-exporter", "v6.0.0"),
-                         description="Exporter image; its tag names the catalogued release it renders as.")
+    image: ExporterImage = Field(default_factory=lambda: _image(ExporterImage, "npu-exporter", "v6.0.0"),
+                                 description="Exporter image; its tag names the catalogued release it renders as.")
     release_override: Optional[ExporterReleaseOverride] = Field(
         None, description="Accept a tag the release catalog does not list; names the release it behaves as and why.")
     # The exporter exits on a -port outside [1025, 40000] (every catalogued release, cmd/npu-exporter/main.go).
@@ -230,29 +231,3 @@ class Validation(SpecModel):
             raise ValueError("'image' is one image for every chip type; each chip's Job needs an image built for it: "
                              "write images: {910B: {repository: ..., tag: ...}, 310P: {...}}")
         return data
-
-
-class DashboardAccess(SpecModel):
-    """Optional read-only Kubernetes Dashboard access to the NPU namespace."""
-
-    enabled: bool = Field(False, description="Grant read-only access to `cluster.namespace`.")
-    group: Optional[str] = Field(None, description="Group that gets read-only access.")
-    service_account: Optional[str] = Field(None, pattern=DNS_SUBDOMAIN,
-                                           description="ServiceAccount (`namespace/name` is not allowed: "
-                                                       "the Dashboard's own, in `dashboardNamespace`).")
-    dashboard_namespace: str = Field("kubernetes-dashboard", pattern=DNS_LABEL,
-                                     description="Namespace of the Dashboard's ServiceAccount.")
-
-    @field_validator("group")
-    @classmethod
-    def _group(cls, value: Optional[str]) -> Optional[str]:
-        if value is not None and (value.startswith("system:") or not value.strip()):
-            raise ValueError(f"{preview(value)} is a Kubernetes system group (everyone, or every anonymous or "
-                             "authenticated user); write a group of your own people, e.g. npu-operators")
-        return value
-
-    @model_validator(mode="after")
-    def _subject(self) -> "DashboardAccess":
-        if self.enabled and not (self.group or self.service_account):
-            raise ValueError("enabled without a subject; set 'group' or 'serviceAccount'")
-        return self

@@ -6,8 +6,8 @@ from typing import Optional
 
 from pydantic import Field, field_validator, model_validator
 
-from components.config.base import PULL_POLICY, SpecModel, require_pinned
-from components.config.redact import preview
+from components.config.base import PULL_POLICY, UNPINNED_WORDS, SpecModel, require_pinned
+from components.config.redact import KEY_MATERIAL, preview
 
 REPOSITORY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -22,6 +22,16 @@ class Image(SpecModel):
     digest: Optional[str] = Field(None, description="`sha256:` digest; wins over the tag when both are set.")
     pull_policy: str = Field("IfNotPresent", pattern=PULL_POLICY,
                              description="Kubernetes imagePullPolicy.")
+
+    @classmethod
+    def required_tag(cls) -> Optional[str]:
+        """What to write as the tag when the image must have one; None when a digest alone pins it."""
+        return None
+
+    @classmethod
+    def mapping_hint(cls, text: Optional[str]) -> str:
+        """The mapping to write for an image written as one string (None: a string not to be shown)."""
+        return mapping_for(text, cls.required_tag())
 
     @field_validator("repository")
     @classmethod
@@ -65,3 +75,29 @@ class Image(SpecModel):
         if self.digest:
             ref += f"@{self.digest}"
         return ref
+
+
+def split_reference(text: str) -> Optional[dict[str, Optional[str]]]:
+    """`repo[:tag][@digest]` as its parts (the tag after the last ':' past the last '/', so a registry port stays
+    in the repository); None when a part is not valid or the text looks like key material."""
+    name, at, digest = text.strip().partition("@")
+    tag = None
+    if name.rfind(":") > name.rfind("/"):
+        name, _, tag = name.rpartition(":")
+    if REPOSITORY.match(name) is None or (tag is not None and TAG.match(tag) is None) \
+            or (at and DIGEST.match(digest) is None) or KEY_MATERIAL.search(text):
+        return None
+    return {"repository": name, "tag": tag, "digest": digest or None}
+
+
+def mapping_for(text: Optional[str], required_tag: Optional[str] = None) -> str:
+    """The mapping an image written as `repo:tag` or `repo@sha256:...` stands for, in flow style."""
+    tag_words = required_tag or "<exact tag>"
+    parts = split_reference(text) if text is not None else None
+    if parts is None:
+        return f"{{repository: <registry and path>, tag: {tag_words}}}"
+    if parts["tag"] is not None and parts["tag"].lower() in UNPINNED_WORDS:
+        parts["tag"] = f"{tag_words} (not {parts['tag']}, which moves)"
+    elif parts["tag"] is None and (required_tag or parts["digest"] is None):
+        parts["tag"] = tag_words
+    return "{" + ", ".join(f"{key}: {value}" for key, value in parts.items() if value is not None) + "}"

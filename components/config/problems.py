@@ -1,15 +1,16 @@
 """Config problems: one line each, naming the field and what to write instead."""
 from __future__ import annotations
 
+import re
 import types
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from pydantic import BaseModel, ValidationError
 
-from components.config.base import PATTERN_WORDS
-from components.config.redact import preview, preview_key
+from components.config.base import DNS_SUBDOMAIN, PATTERN_WORDS
+from components.config.redact import looks_secret, preview, preview_key
 
 NAMESPACE = "ascend-npu"
 # What to write when a value has the wrong type, by pydantic error kind (never a pattern or a Python type name).
@@ -29,9 +30,10 @@ class Problem:
 
     field: str
     message: str
+    shown_field: str = field(default="", compare=False)  # the field as printed: its node named
 
     def __str__(self) -> str:
-        return f"{NAMESPACE}:{self.field}: {self.message}"
+        return f"{NAMESPACE}:{self.shown_field or self.field}: {self.message}"
 
 
 class SpecError(Exception):
@@ -42,6 +44,28 @@ class SpecError(Exception):
         self.problems = sorted(set(problems), key=lambda p: (p.field.split(".")[0], p.field, p.message))
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"the stack config has {len(self.problems)} problem(s); nothing was changed:\n{lines}")
+
+
+NODE_REFERENCE = re.compile(r"\bnodes\[(\d+)\]")
+
+
+def node_names(raw_nodes: Any) -> dict[int, str]:
+    """Index -> name of each node as written, where the name is a valid node name (never a secret pasted there)."""
+    if not isinstance(raw_nodes, list):
+        return {}
+    names = {i: n.get("name").strip() for i, n in enumerate(raw_nodes)
+             if isinstance(n, dict) and isinstance(n.get("name"), str)}
+    return {i: name for i, name in names.items()
+            if len(name) <= 253 and re.fullmatch(DNS_SUBDOMAIN, name) and not looks_secret(name)}
+
+
+def with_node_names(problems: Iterable[Problem], raw_nodes: Any) -> list[Problem]:
+    """Each `nodes[i]` a problem mentions, in its field or its message, followed by that node's name."""
+    names = node_names(raw_nodes)
+
+    def named(text: str) -> str:
+        return NODE_REFERENCE.sub(lambda m: f"{m[0]} ({names[int(m[1])]})" if int(m[1]) in names else m[0], text)
+    return [replace(p, message=named(p.message), shown_field=named(p.field)) for p in problems]
 
 
 def field_path(key: str, loc: tuple) -> str:
@@ -102,6 +126,9 @@ def describe(key: str, annotation: Any, error: dict, secret: bool) -> Problem:
         rule = PATTERN_WORDS.get(error["ctx"]["pattern"], "see the configuration reference for its form")
         what = f" ({info.description.rstrip('.')})" if info and info.description else ""
         message = f"{shown} is not valid here{what}; {rule}"
+    elif kind in TYPE_RULES and isinstance(given, str) and hasattr(_model_at(annotation, loc), "mapping_hint"):
+        hint = _model_at(annotation, loc).mapping_hint(None if secret else given)
+        message = f"written as one string; write a mapping: {hint}"
     elif kind in TYPE_RULES:
         message = f"{shown} is not allowed here; {TYPE_RULES[kind]}"
     elif error["msg"].startswith("Input should be"):

@@ -1,9 +1,9 @@
 """Which catalogued release an image is: its tag, or an explicit override that names a release and says why."""
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Optional
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from components.config.base import SpecModel
 from components.config.images import Image
@@ -11,6 +11,36 @@ from components.releases.catalog import known_releases
 
 DEVICE_PLUGIN = "device-plugin"
 EXPORTER = "npu-exporter"
+
+
+class ReleaseImage(Image):
+    """A node agent's image: the tag is required, it names the catalogued release; a digest may pin it beside."""
+
+    component: ClassVar[str] = ""
+
+    @classmethod
+    def required_tag(cls) -> Optional[str]:
+        return f"<{' or '.join(known_releases(cls.component))}>"
+
+    @model_validator(mode="after")
+    def _pinned(self) -> "ReleaseImage":
+        if self.tag is None:
+            raise ValueError(f"no tag: the {self.component} image needs its tag, which names the release whose "
+                             f"flags, probes and permissions it gets; write tag: one of "
+                             f"{', '.join(known_releases(self.component))} (a digest is optional, beside the tag)")
+        return self
+
+
+class DevicePluginImage(ReleaseImage):
+    """The device plugin's image."""
+
+    component: ClassVar[str] = DEVICE_PLUGIN
+
+
+class ExporterImage(ReleaseImage):
+    """The NPU exporter's image."""
+
+    component: ClassVar[str] = EXPORTER
 
 
 class ReleaseOverride(SpecModel):

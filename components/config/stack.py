@@ -7,14 +7,16 @@ from typing import Any, Collection
 
 from pydantic import TypeAdapter, ValidationError
 
-from components.config.checks import check_mirror_credentials, resolve_nodes, run_checks
-from components.config.cluster import (Cluster, DashboardAccess, DevicePlugin, Exporter, Monitoring, Rollout,
-                                     Validation)
+from components.config.checks import check_mirror_credentials, run_checks
+from components.config.cluster import Cluster, DevicePlugin, Exporter, Monitoring, Rollout, Validation
+from components.config.dashboard import DashboardAccess
 from components.config.frameworks import Framework
 from components.config.hosts import Node, NodeSpec, Pool, Ssh
 from components.config.images import Image
+from components.config.node_checks import resolve_nodes
 from components.config.packages import Packages
-from components.config.problems import NAMESPACE, Problem, SpecError, field_path, from_validation_error
+from components.config.problems import NAMESPACE, Problem, SpecError, field_path, from_validation_error, \
+    with_node_names
 from components.config.redact import preview_key
 from components.config.validation_images import canaries_per_chip, job_image, job_nodes
 from components.config.versions import Versions
@@ -161,7 +163,7 @@ def parse_stack(raw: dict[str, Any], private_key: Any = None, private_key_is_sec
     problems += check_mirror_credentials(parsed.get("packages"), mirror_credentials is not None,
                                          mirror_credentials_is_secret)
     if problems:
-        raise SpecError(problems)
+        raise SpecError(with_node_names(problems, raw.get("nodes")))
     return StackSpec(
         cluster=parsed["cluster"], ssh=parsed["ssh"], pools=parsed["pools"],
         nodes=tuple(resolve_nodes(parsed)[0]), versions=parsed["versions"], packages=parsed["packages"],
