@@ -67,9 +67,9 @@ def stack_file(case: Path, tmp_path: Path) -> Path:
 
 
 def unnamed_nodes(text: str, path: Path) -> list[str]:
-    """The `nodes[i]` a config problem shows without the node's name, though the node has a valid one."""
-    if "the stack config has" not in text:
-        return []  # the file itself could not be read: its problems say the line
+    """The `nodes[i]` a problem shows without the node's name, though the node has a valid one."""
+    if "nodes[" not in text:
+        return []  # also a file YAML cannot load (an alias bomb, a Python tag) mentions no node
     nodes = (yaml.safe_load(path.read_text()).get("config") or {}).get("ascend-npu:nodes")
     names = {i: n["name"] for i, n in enumerate(nodes if isinstance(nodes, list) else [])
              if isinstance(n, dict) and isinstance(n.get("name"), str) and re.fullmatch(DNS_SUBDOMAIN, n["name"])}

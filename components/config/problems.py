@@ -59,13 +59,16 @@ def node_names(raw_nodes: Any) -> dict[int, str]:
             if len(name) <= 253 and re.fullmatch(DNS_SUBDOMAIN, name) and not looks_secret(name)}
 
 
+def name_nodes_in(text: str, names: dict[int, str]) -> str:
+    """Each `nodes[i]` in the text followed by that node's name, when it has one."""
+    return NODE_REFERENCE.sub(lambda m: f"{m[0]} ({names[int(m[1])]})" if int(m[1]) in names else m[0], text)
+
+
 def with_node_names(problems: Iterable[Problem], raw_nodes: Any) -> list[Problem]:
     """Each `nodes[i]` a problem mentions, in its field or its message, followed by that node's name."""
     names = node_names(raw_nodes)
-
-    def named(text: str) -> str:
-        return NODE_REFERENCE.sub(lambda m: f"{m[0]} ({names[int(m[1])]})" if int(m[1]) in names else m[0], text)
-    return [replace(p, message=named(p.message), shown_field=named(p.field)) for p in problems]
+    return [replace(p, message=name_nodes_in(p.message, names), shown_field=name_nodes_in(p.field, names))
+            for p in problems]
 
 
 def field_path(key: str, loc: tuple) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.config.problems import name_nodes_in, node_names
 from components.plan.cli_yaml import YamlError, load
 from components.plan.stack_secrets import secure_problems
 
@@ -81,7 +82,9 @@ def _read(path: Path, project: str | None = None) -> tuple[dict, dict[str, str]]
     except YamlError as exc:
         raise StackFileError(path.name, [str(exc)]) from None
     if problems:
-        raise StackFileError(path.name, [f"{_shown(where, project)}: line {line}: {message}"
+        config = value.get("config") if isinstance(value, dict) else None
+        names = node_names(config.get(f"{project}:nodes")) if isinstance(config, dict) else {}
+        raise StackFileError(path.name, [f"{name_nodes_in(_shown(where, project), names)}: line {line}: {message}"
                                          for where, line, message in problems[:50]])
     if value is None:
         return {}, {}
