@@ -1,5 +1,4 @@
-"""What config problems say: each refused Dashboard group its own reason, the mapping an image string stands for, a
-ServiceAccount rewritten, a pool typo alone, nodes named by their names."""
+"""What config problems say: group reasons, image strings as mappings, ServiceAccounts, pool typos, node names."""
 from __future__ import annotations
 
 import pytest

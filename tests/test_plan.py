@@ -127,9 +127,8 @@ def test_make_plan_runs_as_the_readme_says():
 
 
 def test_plan_exits_with_every_event_loop_closed(tmp_path):
-    """No event loop is left to the collector at exit, where its __del__ could find its self-pipe closed first and
-    print `Exception ignored in: BaseEventLoop.__del__ ... Invalid file descriptor: -1` (a rare, racy symptom);
-    ResourceWarning names every unclosed loop on every run, so a loop left open fails this test each time."""
+    """No event loop is left for the collector, whose finalizers could print `Exception ignored ... -1` at exit."""
+    # That symptom is rare and racy; ResourceWarning names every unclosed loop on every run, so one left open fails.
     for run in range(3):
         result = subprocess.run([sys.executable, "-W", "default::ResourceWarning", "-m", "components.plan",
                                  "--stack", "dev", "--out", str(tmp_path / f"out-{run}")],

@@ -78,8 +78,8 @@ class Image(SpecModel):
 
 
 def split_reference(text: str) -> Optional[dict[str, Optional[str]]]:
-    """`repo[:tag][@digest]` as its parts (the tag after the last ':' past the last '/', so a registry port stays
-    in the repository); None when a part is not valid or the text looks like key material."""
+    """`repo[:tag][@digest]` as its parts, or None when a part is not valid or the text looks like key material."""
+    # The tag follows the last ':' after the last '/': a ':' before it is a registry's port.
     name, at, digest = text.strip().partition("@")
     tag = None
     if name.rfind(":") > name.rfind("/"):

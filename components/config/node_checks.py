@@ -1,5 +1,4 @@
-"""Checks across the nodes: pools and cluster defaults applied, unique names and addresses, previous names,
-canaries."""
+"""Checks across the nodes: pool and cluster defaults applied, unique names and addresses, previous names, canaries."""
 from __future__ import annotations
 
 from difflib import get_close_matches

@@ -107,14 +107,11 @@ def run_program(program: Path, project: str, stack: str, config: dict[str, str],
 
 
 def run_closing_loops(main: Coroutine) -> None:
-    """Run `main` on an event loop of its own, then close that loop and every loop its worker threads used.
-
-    The SDK makes each monitor call in the loop's default executor, and its mock monitor gives each worker thread
-    an event loop of its own (mocks._ensure_event_loop) that nothing closes. Left to the garbage collector, such a
-    loop may have its self-pipe socket finalized first, and its __del__ then prints `Exception ignored in
-    BaseEventLoop.__del__ ... Invalid file descriptor: -1` at exit. So each worker gets its loop here, and it is
-    closed once the workers have stopped.
-    """
+    """Run `main` on an event loop of its own, then close that loop and every loop its worker threads used."""
+    # The SDK makes each monitor call in the loop's default executor, and its mock monitor gives each worker thread an
+    # event loop (mocks._ensure_event_loop) that nothing closes. Left to the garbage collector, such a loop may have
+    # its self-pipe socket finalized first; its __del__ then prints `Exception ignored in BaseEventLoop.__del__ ...
+    # Invalid file descriptor: -1`. So each worker gets its loop here, closed once the workers have stopped.
     worker_loops: list[asyncio.AbstractEventLoop] = []
 
     def give_worker_a_loop() -> None:
