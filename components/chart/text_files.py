@@ -7,6 +7,7 @@ from components.chart.helpers_tpl import CHART_NAME
 from components.chart.values_yaml import parameter_tables
 from components.cluster.common.node_labels import ACCELERATORS, CHIP, CONTAINER_RUNTIME, READY, RESOURCE_NAMES
 from components.cluster.validation.job import APP as VALIDATION_APP
+from components.cluster.values_contract import chart_only_values
 from components.config.cluster import DevicePlugin
 
 CHART_VERSION = "0.1.0"
@@ -127,9 +128,22 @@ kubectl -n ascend-system logs -l app.kubernetes.io/component=validation
 `helm lint --strict` reports no errors and no warnings. It reports one INFO, `icon is recommended`:
 the project publishes no icon.
 
+## Values the Pulumi stack leaves at their default
+
+Every other value has a stack-config counterpart with the same meaning (`ascend-npu:<section>`, see
+docs/stack-config.md in the project); these keep the chart's default under `pulumi up`, and why:
+
+{chart_only_table()}
+
 ## Parameters
 
 {parameter_tables(values_text)}"""
+
+
+def chart_only_table() -> str:
+    """The chart-only values as a Markdown table."""
+    rows = [f"| `{path}` | `{json.dumps(value.value)}` | {value.why} |" for path, value in chart_only_values()]
+    return "\n".join(["| Value | Default | Why not in the stack config |", "|---|---|---|", *rows])
 
 
 def helmignore() -> str:

@@ -69,9 +69,15 @@ class Group:
                              **self.extra)
 
 
-def const(value: Any) -> Callable[[Sources], Any]:
-    """A value no config sets: the stack gets the chart's default."""
-    return lambda _: value
+@dataclass(frozen=True)
+class ChartOnly:
+    """A value no stack config sets, and why: the stack gets the chart's default."""
+
+    value: Any
+    why: str
+
+    def __call__(self, _: Sources) -> Any:
+        return self.value
 
 
 def image(what: str, pick: Callable[[Sources], Image]) -> Group:
@@ -149,23 +155,30 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
                            lambda s: s.managed_by),
         "versions": Group({key: Value(string(text, VERSION.pattern), lambda s, attr=attr: getattr(s.versions, attr))
                            for key, attr, text in VERSION_VALUES}),
-        "nodeSelector": Value(string_map("Node labels every NPU DaemonSet also requires."), const({})),
+        "nodeSelector": Value(string_map("Node labels every NPU DaemonSet also requires."), ChartOnly(
+            {}, "the host layer labels exactly the nodes it installed, and the agents select those labels; a further "
+                "selector would only leave installed nodes without a device plugin")),
         "tolerations": Value({"type": "array", "items": toleration(),
-                              "description": "Tolerations added to the NPU and `CriticalAddonsOnly` ones."}, const([])),
+                              "description": "Tolerations added to the NPU and `CriticalAddonsOnly` ones."},
+                             lambda s: [t.as_kubernetes() for t in s.cluster.tolerations]),
     }),
     ("Scheduling", {
         "priorityClass": Group({
             "name": Value(string("PriorityClass of the exporter, created with the exporter.", DNS_SUBDOMAIN),
-                          const(NODE_AGENT_PRIORITY_CLASS)),
+                          ChartOnly(NODE_AGENT_PRIORITY_CLASS, "the project's own class, made beside the exporter; "
+                                                               "a rename would replace it under running pods")),
             "value": Value(integer("Its priority (user classes may not exceed 1000000000).", -2147483648,
-                                   NODE_AGENT_PRIORITY), const(NODE_AGENT_PRIORITY))}),
+                                   NODE_AGENT_PRIORITY), ChartOnly(NODE_AGENT_PRIORITY, "already the highest a "
+                                                                   "user-defined class may have"))}),
         "runtimeClass": Group({
             "create": Value(flag("Create the RuntimeClass workloads opt in to the Ascend runtime with; turn off "
                                  "when the engine's default runtime is already `ascend`."),
                             lambda s: not s.cluster.ascend_default_runtime),
-            "name": Value(string("Name of the RuntimeClass.", DNS_SUBDOMAIN), const("ascend")),
-            "handler": Value(string("Runtime handler configured in the container engine.", DNS_LABEL),
-                             const("ascend"))}),
+            "name": Value(string("Name of the RuntimeClass.", DNS_SUBDOMAIN), ChartOnly(
+                "ascend", "workloads opt in with `runtimeClassName: ascend` (the validation Jobs too); a rename "
+                          "would break every one of them")),
+            "handler": Value(string("Runtime handler configured in the container engine.", DNS_LABEL), ChartOnly(
+                "ascend", "the host layer registers the Ascend runtime in containerd and Docker under this name"))}),
     }),
     ("Device plugin", {
         "devicePlugin": Group({
@@ -175,8 +188,9 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
             "resources": resources(lambda s: s.device_plugin.resources),
             "chips": Value(subset_of("Chip types to run a device plugin DaemonSet for.", CHIPS),
                            lambda s: list(s.chips)),
-            "priorityClassName": Value(string("PriorityClass of the device plugin pods.", DNS_SUBDOMAIN),
-                                       const("system-node-critical"))},
+            "priorityClassName": Value(string("PriorityClass of the device plugin pods.", DNS_SUBDOMAIN), ChartOnly(
+                "system-node-critical", "the official manifests' class: without the plugin no NPU is allocatable, "
+                                        "so it is the last pod a node may evict"))},
             tag_names_release(known_releases("device-plugin"))),
     }),
     ("NPU exporter", {
@@ -189,8 +203,8 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
             "resources": resources(lambda s: s.exporter.resources),
             "containerRuntimes": Value(subset_of("Container engines to run an exporter DaemonSet for.", ENGINES),
                                        lambda s: list(s.engines)),
-            "priorityClassName": Value(string("PriorityClass of the exporter pods.", DNS_SUBDOMAIN),
-                                       const(NODE_AGENT_PRIORITY_CLASS))},
+            "priorityClassName": Value(string("PriorityClass of the exporter pods.", DNS_SUBDOMAIN), ChartOnly(
+                NODE_AGENT_PRIORITY_CLASS, "the class this chart creates for it (`priorityClass.name`)"))},
             tag_names_release(known_releases("npu-exporter"))),
     }),
     ("Monitoring", {
@@ -220,7 +234,8 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
             "jobs": Group({chip: validation_job(chip) for chip in CHIPS}),
             "timeoutSeconds": Value(spec_field(Validation, "timeoutSeconds", "Seconds before a Job fails."),
                                     lambda s: s.validation.timeout_seconds),
-            "backoffLimit": Value(integer("Retries of each Job.", 0, 10), const(1))}),
+            "backoffLimit": Value(spec_field(Validation, "backoffLimit", "Retries of each Job."),
+                                  lambda s: s.validation.backoff_limit)}),
     }),
     ("Kubernetes Dashboard access", {
         "dashboardAccess": Group({
@@ -249,6 +264,17 @@ def stack_sources(spec: StackSpec) -> Sources:
                    jobs=spec.validation_jobs, device_plugin=spec.device_plugin,
                    exporter=spec.exporter, monitoring=spec.monitoring, validation=spec.validation,
                    access=spec.dashboard_access)
+
+
+def chart_only_values(group: Group = ALL_VALUES, prefix: str = "") -> list[tuple[str, ChartOnly]]:
+    """(path, value) of every chart value no stack config sets, in contract order."""
+    found: list[tuple[str, ChartOnly]] = []
+    for key, setting in group.fields.items():
+        if isinstance(setting, Group):
+            found += chart_only_values(setting, f"{prefix}{key}.")
+        elif isinstance(setting.source, ChartOnly):
+            found.append((prefix + key, setting.source))
+    return found
 
 
 def chart_values(spec: StackSpec, managed_by: str = "pulumi") -> dict[str, Any]:

@@ -11,6 +11,7 @@ from components.config.drain import Drain
 from components.config.hosts import Chip, ContainerRuntime
 from components.config.images import Image
 from components.config.redact import preview, preview_key
+from components.config.scheduling import Toleration
 from components.config.timeouts import StepTimeouts
 from components.config.releases import DEVICE_PLUGIN, EXPORTER, DevicePluginImage, DevicePluginReleaseOverride, \
     ExporterImage, ExporterReleaseOverride, pinned_release
@@ -36,6 +37,9 @@ class Cluster(SpecModel):
                                                      "(e.g. `huawei.com/Ascend910`) once it is ready, so only "
                                                      "workloads that tolerate it land there.")
     kube_context: Optional[str] = Field(None, description="kubeconfig context to use; default: the current one.")
+    tolerations: list[Toleration] = Field(
+        default_factory=list, description="Tolerations added to the NPU agents' pods for taints of your own on the "
+                                          "NPU nodes (the NPU taint and `CriticalAddonsOnly` are always tolerated).")
 
     @field_validator("namespace")
     @classmethod
@@ -223,6 +227,7 @@ class Validation(SpecModel):
         default_factory=dict, description="Image per chip type (CANN of `versions.cann`, built for that chip); unset: "
                                           "the catalogued CANN image (components/releases/cann-images.yaml).")
     timeout_seconds: int = Field(600, ge=60, le=7200, description="How long `pulumi up` waits for each Job.")
+    backoff_limit: int = Field(1, ge=0, le=10, description="Retries of each Job before it fails.")
 
     @model_validator(mode="before")
     @classmethod

@@ -132,11 +132,22 @@ def test_notes_say_what_the_nodes_need_first_and_how_to_see_the_npus(chart, stac
     assert "validation.enabled=true" in off[f"{CHART_NAME}/templates/NOTES.txt"]
 
 
+def test_every_value_the_stack_does_not_set_says_why():
+    """A value without a stack setting is listed in the chart's README with its reason; every other comes from it."""
+    from components.cluster.values_contract import chart_only_values
+    readme = (CHART_DIR / "README.md").read_text()
+    listed = re.findall(r"^\| `([^`]+)` \| `[^|]+` \| (.+) \|$", readme.partition("## Parameters")[0], re.M)
+    assert listed == [(path, value.why) for path, value in chart_only_values()]
+    assert all(len(why) > 30 for _, why in listed)
+    assert {"monitoring.extraLabels", "monitoring.jobName", "tolerations", "validation.backoffLimit"}.isdisjoint(
+        path for path, _ in listed)
+
+
 def test_readme_tables_are_the_param_lines_of_values_yaml(chart):
     values_text = (CHART_DIR / "values.yaml").read_text()
     readme = (CHART_DIR / "README.md").read_text()
     params = re.findall(r"^\s*## @param (\S+) ", values_text, re.M)
-    rows = re.findall(r"^\| `([^`]+)` \|", readme, re.M)
+    rows = re.findall(r"^\| `([^`]+)` \|", readme.partition("## Parameters")[2], re.M)
     assert rows == params and len(params) == len(set(params))
     assert re.findall(r"^## @section (.*)$", values_text, re.M) == re.findall(r"^### (.*)$", readme, re.M)
     assert "pulumi up" in readme and "ascend-npu.io/ready=true" in readme
