@@ -25,8 +25,9 @@ INLINED = ("run_step.sh", "run_destroy.sh")
 # Each step's script: lib.sh, the Python parts it runs (one bundle), the shell parts it uses, then the step's own
 # file (which calls main).
 STEP_PARTS = {
-    "install": ("lib.sh", "run_lock.sh", "npu_smi.sh", "guards.sh", "preflight.sh", "packages.sh", "npu_stack.sh",
-                "compat.sh", "engine_docker.sh", "engine_containerd.sh", "config_journal.sh", "install.sh"),
+    "install": ("lib.sh", "run_lock.sh", "npu_smi.sh", "guards.sh", "node_identity.sh", "prerequisites.sh",
+                "preflight.sh", "packages.sh", "npu_stack.sh", "compat.sh", "engine_docker.sh", "engine_containerd.sh",
+                "config_journal.sh", "install.sh"),
     "verify": ("lib.sh", "npu_smi.sh", "compat.sh", "verify.sh"),
     "uninstall": ("lib.sh", "run_lock.sh", "npu_smi.sh", "guards.sh", "packages.sh", "npu_stack.sh", "engine_docker.sh",
                   "engine_containerd.sh", "config_journal.sh", "uninstall.sh"),
@@ -34,7 +35,7 @@ STEP_PARTS = {
 }
 STEP_PYTHON = {
     "install": ("config_files.py", "originals.py", "daemon_json.py", "containerd_config.py", "npu_smi.py",
-                "versions.py", "firmware_compat.py"),
+                "versions.py", "firmware_compat.py", "kubelet_identity.py"),
     "verify": ("npu_smi.py", "verify_report.py", "firmware_compat.py"),
     "uninstall": ("config_files.py", "originals.py", "daemon_json.py", "containerd_config.py", "versions.py"),
     "on_destroy": (),

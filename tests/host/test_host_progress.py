@@ -43,7 +43,9 @@ def test_install_prints_each_sub_step_in_order_and_the_run_log_keeps_every_line(
     assert result.returncode == 0, result.stderr
     package = files(spec)
     backup = "/etc/containerd/config.toml.bak." + hashlib.sha256(original.encode()).hexdigest()[:12]
-    expected = [re.escape(INSTALL_LOG_LINE), r"preflight ok: .*; to install: toolkit kernels dockerRuntime",
+    expected = [re.escape(INSTALL_LOG_LINE),
+                r"note: no kubelet client certificate at /var/lib/kubelet/pki/kubelet-client-current\.pem, .*",
+                r"preflight ok: .*; to install: toolkit kernels dockerRuntime",
                 re.escape("packages: 3 file(s) in /var/cache/ascend-npu/packages match their sha256 (upload)"),
                 re.escape(f"firmware: already {NEW['firmware']}, skipped"),
                 re.escape(f"driver: already {NEW['driver']}, skipped"),

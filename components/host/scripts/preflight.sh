@@ -118,17 +118,22 @@ report_leftovers() {
   done
 }
 
-# preflight KIND...: the host checks, plus modules and the driver user when the driver is among KINDS.
+# preflight KIND...: the host checks, plus modules, the driver user and its installer's tools when the driver is
+# among KINDS.
 preflight() {
   MACHINE=$(uname -m)
   KERNEL=$(uname -r)
   check_root
   check_arch
+  check_os_support
+  check_node_identity
   check_npus_on_pci
   check_engine
+  check_mirror_tools "$@"
   if [[ " $* " == *" driver "* ]]; then
     check_driver_modules
     check_driver_user
+    check_driver_tools
   fi
   check_no_downgrade "$@"
   # Replacing the driver or firmware, or restarting docker, under running jobs kills them (ascend-deployer refuses
