@@ -118,7 +118,8 @@ def check_ssh_secret(ssh, has_key: bool, key_is_secret: bool) -> list[Problem]:
         return [Problem("ssh.useAgent", "true while sshPrivateKey is also set; keep one way to authenticate")]
     if not has_key and not ssh.use_agent:
         return [Problem("sshPrivateKey", "not set; run `pulumi config set --secret sshPrivateKey < KEYFILE` or "
-                                         "write ssh.useAgent: true")]
+                                         "write ssh.useAgent: true (to plan offline before it is set: make plan "
+                                         "PLACEHOLDER_SECRETS=sshPrivateKey)")]
     return []
 
 
