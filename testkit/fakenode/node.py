@@ -17,12 +17,15 @@ from components.host import HostStep, host_steps, node_packages
 from components.host.script_set import STAGED_NAME, STAGED_PARENT, local_script_set
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import NEW, PackageSet, stack_config
+from testkit.fakenode.prerequisites import OPENEULER_2203_SP3, path_without, write_os_release
 from testkit.fakenode.sandbox import KNOBS, LOGS
+from testkit.fakenode.mirror import MIRROR_CA
 
 HERE = Path(__file__).resolve().parent
 SSHD = "/usr/sbin/sshd"
 SFTP_SERVER = "/usr/lib/openssh/sftp-server"
-STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "cri-dockerd", "npu-smi", "df")
+STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "cri-dockerd", "npu-smi", "df", "ifconfig", "modinfo",
+            "sudo")
 DEFAULT_KNOBS = {"arch": "aarch64", "kernel": "5.10.0-182.0.0.95.oe2203sp3.aarch64"}
 STAGING = "var/cache/ascend-npu/packages"
 NODE_PYTHON = shutil.which("python3", path="/usr/bin:/bin") or "/usr/bin/python3"
@@ -62,6 +65,7 @@ class FakeNode:
         # Several nodes can share one port on distinct loopback addresses, as a stack's nodes share `ssh.port`.
         self.address, self.port = address, port
         self.host_key = ""
+        self.system_path = "/usr/bin:/bin"  # after the stand-ins on every login's PATH
         self._sshd: subprocess.Popen | None = None
 
     def __enter__(self) -> FakeNode:
@@ -82,6 +86,13 @@ class FakeNode:
             self._sshd.terminate()
             self._sshd.wait(timeout=10)
 
+    def without_tools(self, *names: str) -> None:
+        """From the next login on, the node has no program of these NAMES on its PATH (stand-ins included)."""
+        for name in names:
+            (self.bin / name).unlink(missing_ok=True)
+        self.system_path = path_without(self.workdir / "system-bin", names)
+        self.move(self.address)
+
     def move(self, address: str) -> None:
         """The server comes back on another address (same disk, same host key): sshd listens there instead."""
         self.stop()
@@ -96,6 +107,7 @@ class FakeNode:
                                               "HwHiAiUser:x:1000:1000::/home/HwHiAiUser:/bin/bash\n")
         (self.root / "etc/group").write_text("root:x:0:\nHwHiAiUser:x:1000:\n")
         (self.root / "proc/sys/kernel/random/boot_id").write_text(str(uuid.uuid4()) + "\n")
+        write_os_release(self.root, OPENEULER_2203_SP3)
         for name, value in DEFAULT_KNOBS.items():
             self.knob(name, value)
 
@@ -132,7 +144,8 @@ class FakeNode:
         config = self.ssh_dir / "sshd_config"
         # SetEnv configures the node, not the command: the tests send exactly what host_steps() returns.
         # HOME points into the sandbox so bash does not source the tester's own ~/.bashrc (Debian's bash does that
-        # for commands sshd starts), which would put other tools ahead of the stand-ins on PATH.
+        # for commands sshd starts), which would put other tools ahead of the stand-ins on PATH. curl on the node
+        # trusts the test mirror's CA alone (it reads CURL_CA_BUNDLE), as a node trusts its own mirror's.
         config.write_text(f"""Port {self.port}
 ListenAddress {self.address}
 HostKey {self.ssh_dir / 'host_key'}
@@ -143,7 +156,8 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
-SetEnv ASCEND_ROOT={self.root} PATH={self.bin}:/usr/bin:/bin HOME={self.root / 'home'}
+SetEnv ASCEND_ROOT={self.root} PATH={self.bin}:{self.system_path} HOME={self.root / 'home'} \
+  CURL_CA_BUNDLE={self.root / MIRROR_CA}
 Subsystem sftp {self.bin / 'sftp-server'}
 """)
         (self.ssh_dir / "known_hosts").write_text(f"[{self.address}]:{self.port} {self.host_key}\n")

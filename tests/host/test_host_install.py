@@ -201,7 +201,7 @@ class ProcessWatch:
 @pytest.mark.parametrize("login", ["deploy:Mirror-pass-7f3a", "de\"p\\loy:Mirror-pass-7f3a'$(id)\"\\"],
                          ids=["plain", "quotes-and-backslashes"])
 def test_mirror_login_reaches_curl_on_stdin_never_in_a_process_list(node, login):
-    with serve_directory(node.packages.directory, login=login) as (url, served):
+    with serve_directory(node.packages.directory, login=login, node_root=node.root) as (url, served):
         spec = parse_stack(stack_config(node.packages, node.host_key, source="mirror", mirror_url=url),
                            mirror_credentials=login, mirror_credentials_is_secret=True)
         step = node.steps(spec)["install"]

@@ -85,7 +85,7 @@ def test_an_installers_start_reaches_ssh_while_it_runs_and_its_end_when_it_ends(
 
 def test_mirror_fetches_are_announced_and_no_line_or_log_holds_the_login(node):
     login = "deploy:Mirror-pass-7f3a"
-    with serve_directory(node.packages.directory, login=login) as (url, _):
+    with serve_directory(node.packages.directory, login=login, node_root=node.root) as (url, _):
         spec = parse_stack(stack_config(node.packages, node.host_key, source="mirror", mirror_url=url),
                            mirror_credentials=login, mirror_credentials_is_secret=True)
         node.stage_scripts()
