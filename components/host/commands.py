@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from components.config import StackSpec
 from components.config.hosts import ContainerRuntime, NodeSpec
 from components.config.packages import NEEDS_ARCH, NEEDS_CHIP, Kind, PackageFile, Source
+from components.host.os_support import os_settings
 from components.host.script_set import destroy_command, run_command, step_sha256
 from components.releases.catalog import release_entry
 
@@ -73,7 +74,7 @@ def _install_settings(spec: StackSpec, node: NodeSpec, staging_dir: str) -> list
                 ("ASCEND_ALLOW_DOWNGRADE", _flag(spec.rollout.allow_downgrade)),
                 ("ASCEND_ALLOW_DISRUPTION", _flag(spec.rollout.allow_disruption)),
                 ("ASCEND_SOURCE", spec.packages.source.value), ("ASCEND_STAGING", staging_dir)]
-    settings += spec.rollout.timeouts.parameters()
+    settings += spec.rollout.timeouts.parameters() + os_settings(node)
     if spec.packages.source is Source.MIRROR:
         settings.append(("ASCEND_MIRROR_URL", spec.packages.mirror_url or ""))
     prompt = release_entry("docker-runtime", spec.versions.docker_runtime)["installer"].get("stdin_prompt")

@@ -1,12 +1,13 @@
 """Stand-ins for the host tools the scripts call by name: uname, lspci, systemctl, getent, dockerd, cri-dockerd,
-npu-smi, df.
+npu-smi, df, sudo; and ifconfig and modinfo, which preflight only looks for.
 
 The fake node's bin directory holds one tiny wrapper per tool that runs `standins.py <tool> ARGS...`.
 Knobs (files under fake/knobs/): arch, kernel, pci-npus, pci-device, npu-smi-fixture, npu-smi-health ("NPU VALUE"),
-npu-smi-drop (an NPU id), npu-smi-fail, free-kb, cri-dockerd-version, restart-sleep.
+npu-smi-drop (an NPU id), npu-smi-fail, free-kb, cri-dockerd-version, restart-sleep, sudo-password.
 """
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -126,8 +127,31 @@ def npu_smi(args: list[str]) -> int:
     return 0
 
 
+def sudo(args: list[str]) -> int:
+    """The SSH user's sudo: `sudo -n COMMAND...` runs COMMAND (the login is root already; ASCEND_ROOT and PATH stay,
+    as an env_keep rule would keep them). With the `sudo-password` knob the user's rule wants a password, and
+    `sudo -n` says what sudo says then (plugins/sudoers/logging.c, log_auth_failure), exit 1."""
+    if args[:1] != ["-n"] or len(args) < 2:
+        print("sudo stand-in: only `sudo -n COMMAND...` is supported", file=sys.stderr)
+        return 1
+    if sandbox.knob("sudo-password"):
+        print("sudo: a password is required", file=sys.stderr)
+        return 1
+    os.execvp(args[1], args[1:])
+
+
+def only_looked_for(tool: str):
+    """A tool preflight looks for and nothing in these tests runs: any run says so and fails."""
+    def refuse(args: list[str]) -> int:
+        print(f"{tool} stand-in: present for preflight's check only, never run by the fake installers",
+              file=sys.stderr)
+        return 1
+    return refuse
+
+
 TOOLS = {"uname": uname, "lspci": lspci, "systemctl": systemctl, "getent": getent, "dockerd": dockerd,
-         "cri-dockerd": cri_dockerd, "npu-smi": npu_smi, "df": df}
+         "cri-dockerd": cri_dockerd, "npu-smi": npu_smi, "df": df, "sudo": sudo,
+         "ifconfig": only_looked_for("ifconfig"), "modinfo": only_looked_for("modinfo")}
 
 if __name__ == "__main__":
     sys.exit(TOOLS[sys.argv[1]](sys.argv[2:]))

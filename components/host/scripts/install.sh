@@ -16,6 +16,8 @@ if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_
   . "$here/npu_smi.sh"
   # shellcheck source=guards.sh
   . "$here/guards.sh"
+  # shellcheck source=prerequisites.sh
+  . "$here/prerequisites.sh"
   # shellcheck source=preflight.sh
   . "$here/preflight.sh"
   # shellcheck source=packages.sh

@@ -1,0 +1,123 @@
+"""Prerequisites checked on the fake node before anything is touched: python3, passwordless sudo, the OS lists, curl
+for a mirror, and the driver installer's tools; each missing one is one line naming the fix."""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from testkit.fakenode.mirror import serve_directory
+from testkit.fakenode.prerequisites import DEBIAN_12, UBUNTU_1804_5, write_os_release
+
+# The project's own bookkeeping, which a refused run may write: its run log, its run lock, the copy of the step's
+# script it runs (run_step.sh).
+BOOKKEEPING = ("var/log/ascend-npu/run.log", "var/lib/ascend-npu/run.lock", "var/lib/ascend-npu/run.lock.holder",
+               "var/lib/ascend-npu/scripts")
+OS_ADVICE = ("those lists are incomplete, so the install goes on: check Huawei's compatibility checker for driver "
+             "24.1.rc2 and CANN 8.0.RC3, or use an OS image on the list")
+LISTS_910B = ("the OS lists read for 910B (Huawei Quick Installation Guide 24.0.RC1, Atlas 800T A2; "
+              "components/releases/os-support.yaml)")
+
+
+def host_files(root: Path) -> dict[str, tuple]:
+    """Every path of the sandbox but the fake's knobs and logs: its kind, mode and content hash."""
+    found = {}
+    for path in root.rglob("*"):
+        name = str(path.relative_to(root))
+        if name.startswith("fake/") or name == "fake":
+            continue
+        status = path.lstat()
+        digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() and not path.is_symlink() else ""
+        found[name] = (status.st_mode, digest, os.readlink(path) if path.is_symlink() else "")
+    return found
+
+
+def changed(before: dict, after: dict) -> set[str]:
+    """The paths added, removed or changed between two host_files(), the project's bookkeeping aside."""
+    names = {n for n in before.keys() | after.keys() if before.get(n) != after.get(n)}
+    return {n for n in names if not any(n == b or n.startswith(b + "/") or b.startswith(n + "/") for b in BOOKKEEPING)}
+
+
+def refused(node, spec, stdin: str = "", step: str = "install"):
+    """Run STEP after staging, and return its result and what it changed on the host."""
+    node.stage(spec, step)
+    before = host_files(node.root)
+    result = node.run(node.steps(spec)[step].create, stdin)
+    return result, changed(before, host_files(node.root))
+
+
+def test_a_mirror_node_without_curl_is_refused_before_any_download(node):
+    node.without_tools("curl")
+    with serve_directory(node.packages.directory) as (url, served):
+        result, touched = refused(node, node.spec(source="mirror", mirror_url=url))
+    assert result.returncode != 0 and served == [] and "curl exit" not in result.stderr
+    assert "[install] curl not found, and packages.source is mirror: the node fetches its packages from " \
+           "packages.mirrorUrl with curl; install it with apt-get install curl (Debian, Ubuntu) or dnf install curl " \
+           "(openEuler, CentOS), then rerun" in result.stderr.splitlines()
+    assert "[install] preflight found 1 problem(s); no installer ran" in result.stderr.splitlines()
+    assert node.installer_calls() == [] and touched == set()
+
+
+def test_an_upload_node_needs_no_curl(node):
+    node.without_tools("curl")
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode == 0, result.stderr
+    assert "curl" not in result.stdout + result.stderr
+
+
+DRIVER_TOOL_LINES = {
+    "ifconfig": "[install] ifconfig not found, and the driver installer needs it (ascend-deployer installs net-tools "
+                "for the driver): install net-tools with apt-get install net-tools (Debian, Ubuntu) or dnf install "
+                "net-tools (openEuler, CentOS), then rerun",
+    "modinfo": "[install] modinfo not found, and the driver installer needs it (the driver's install script reads its "
+               "kernel modules' vermagic with it): install kmod with apt-get install kmod (Debian, Ubuntu) or dnf "
+               "install kmod (openEuler, CentOS), then rerun",
+}
+
+
+def test_the_driver_installers_tools_are_each_named_with_their_package(node):
+    node.without_tools("ifconfig", "modinfo")
+    result, touched = refused(node, node.spec())
+    lines = result.stderr.splitlines()
+    assert result.returncode != 0 and all(line in lines for line in DRIVER_TOOL_LINES.values())
+    assert "[install] preflight found 2 problem(s); no installer ran" in lines
+    assert node.installer_calls() == [] and touched == set()
+
+
+def test_the_driver_installers_tools_do_not_matter_once_the_driver_is_in(node):
+    node.preinstall({"driver": "24.1.rc2", "firmware": "7.3.0.1.231"})
+    node.without_tools("ifconfig", "modinfo")
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode == 0, result.stderr
+    assert not {"ifconfig", "modinfo"} & set((result.stdout + result.stderr).split())
+
+
+@pytest.mark.parametrize("text, shown", [
+    (DEBIAN_12, "Debian GNU/Linux 12 (bookworm) (ID=debian VERSION_ID=12)"),
+    (UBUNTU_1804_5, "Ubuntu 18.04.5 LTS (ID=ubuntu VERSION_ID=18.04)"),  # on the 310 and 310P lists, not 910B's
+], ids=["on-no-list", "on-another-chips-list"])
+def test_an_os_not_on_the_chips_lists_is_a_warning_and_the_install_goes_on(node, text, shown):
+    write_os_release(node.root, text)
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode == 0, result.stderr
+    warning = f"[install] WARNING: this host runs {shown}, which is not on {LISTS_910B}; {OS_ADVICE}"
+    assert [line for line in result.stdout.splitlines() if "WARNING" in line] == [warning]
+    assert len(node.installer_calls()) == 5
+
+
+def test_a_node_without_os_release_is_warned_about(node):
+    write_os_release(node.root, None)
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode == 0, result.stderr
+    assert f"[install] WARNING: no /etc/os-release, so this host's OS cannot be compared with {LISTS_910B}; " \
+           f"{OS_ADVICE}" in result.stdout.splitlines()
+
+
+def test_a_node_with_every_prerequisite_hears_of_none(node):
+    """openEuler 22.03 LTS SP3 (on the 910B list), python3, curl, ifconfig and modinfo present: nothing is said."""
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode == 0, result.stderr
+    said = result.stdout + result.stderr
+    assert not any(word in said for word in ("WARNING", "python3", "sudo", "curl", "ifconfig", "modinfo"))
