@@ -72,8 +72,8 @@ class DashboardAccess(SpecModel):
     enabled: bool = Field(False, description="Grant read-only access to `cluster.namespace`.")
     group: Optional[str] = Field(None, description="Group that gets read-only access.")
     service_account: Optional[str] = Field(None, pattern=DNS_SUBDOMAIN,
-                                           description="ServiceAccount (`namespace/name` is not allowed: "
-                                                       "the Dashboard's own, in `dashboardNamespace`).")
+                                           description="Name of the Dashboard's ServiceAccount, alone (its "
+                                                       "namespace goes in `dashboardNamespace`).")
     dashboard_namespace: str = Field(DEFAULT_DASHBOARD_NAMESPACE, pattern=DNS_LABEL,
                                      description="Namespace of the Dashboard's ServiceAccount.")
 
