@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 
 from testkit.fakenode.mirror import serve_directory
+from testkit.fakenode.node import NODE_PYTHON
 from testkit.fakenode.prerequisites import DEBIAN_12, UBUNTU_1804_5, write_os_release
 
 # The project's own bookkeeping, which a refused run may write: its run log, its run lock, the copy of the step's
 # script it runs (run_step.sh).
 BOOKKEEPING = ("var/log/ascend-npu/run.log", "var/lib/ascend-npu/run.lock", "var/lib/ascend-npu/run.lock.holder",
                "var/lib/ascend-npu/scripts")
+PYTHON_FIX = ("install python3 3.6 or newer with apt-get install python3 (Debian, Ubuntu) or dnf install python3 "
+              "(openEuler, CentOS; yum on CentOS 7), then rerun; nothing was changed")
 OS_ADVICE = ("those lists are incomplete, so the install goes on: check Huawei's compatibility checker for driver "
              "24.1.rc2 and CANN 8.0.RC3, or use an OS image on the list")
 LISTS_910B = ("the OS lists read for 910B (Huawei Quick Installation Guide 24.0.RC1, Atlas 800T A2; "
@@ -46,6 +49,55 @@ def refused(node, spec, stdin: str = "", step: str = "install"):
     before = host_files(node.root)
     result = node.run(node.steps(spec)[step].create, stdin)
     return result, changed(before, host_files(node.root))
+
+
+def test_a_node_without_python3_is_refused_first_with_the_package_to_install(node):
+    node.without_tools("python3")
+    result, touched = refused(node, node.spec())
+    assert result.returncode != 0 and "command not found" not in result.stderr
+    assert result.stderr.splitlines() == [f"[install] python3 not found, and this step runs its Python parts with it: "
+                                          f"{PYTHON_FIX}"]
+    assert node.installer_calls() == [] and touched == set()
+
+
+def pyenv_python(version: str) -> str:
+    """pyenv's interpreter of VERSION (e.g. 3.6) on this machine; the test is skipped without one."""
+    versions = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found = sorted(versions.glob(f"{version}.*/bin/python{version}"))
+    if not found:
+        pytest.skip(f"no Python {version} here (pyenv install {version})")
+    return str(found[0])
+
+
+def node_python3(node, interpreter: str) -> None:
+    """The node's python3 is INTERPRETER (with the wrapper's disk-fault hooks, as before)."""
+    wrapper = node.bin / "python3"
+    wrapper.write_text(wrapper.read_text().replace(NODE_PYTHON, interpreter))
+
+
+def test_a_python3_older_than_the_floor_is_refused_naming_both_versions(node):
+    """Python 2.7 plays the old python3: the only interpreter older than 3.6 here (a real one, saying its version)."""
+    node_python3(node, pyenv_python("2.7"))
+    result, touched = refused(node, node.spec())
+    assert result.returncode != 0
+    assert result.stderr.splitlines() == [f"[install] python3 is 2.7, older than the 3.6 this step's Python parts "
+                                          f"need: {PYTHON_FIX}"]
+    assert node.installer_calls() == [] and touched == set()
+
+
+def test_the_whole_install_runs_on_the_oldest_python3_it_takes_without_a_locale(node):
+    """Python 3.6 (CentOS 7's and Ubuntu 18.04's python3), no LANG as over a bare SSH session: a config.toml with a
+    non-ASCII comment is merged, its comment kept."""
+    node_python3(node, pyenv_python("3.6"))
+    assert node.run("python3 -c 'import sys; print(sys.version_info[:2])'; echo ${LANG-unset}").stdout.split("\n")[:2] \
+        == ["(3, 6)", "unset"]
+    config = node.path("/etc/containerd/config.toml")
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("version = 2\n# 昇腾 NPU 节点 (managed by hand)\n")
+    result = node.run_step(node.spec(), "install")
+    assert result.returncode == 0, result.stderr
+    assert len(node.installer_calls()) == 5 and "# 昇腾 NPU 节点 (managed by hand)" in config.read_text()
+    assert "runtimes.ascend" in config.read_text()
 
 
 def test_a_mirror_node_without_curl_is_refused_before_any_download(node):

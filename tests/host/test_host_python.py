@@ -5,6 +5,7 @@ import ast
 import errno
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -18,10 +19,16 @@ config_files, originals, daemon_json, containerd_config, versions = (part(name) 
 PARTS = sorted(p.stem for p in commands.SCRIPTS.glob("*.py"))
 
 
+# The floor the steps check on the node before any Python part runs (lib.sh, require_python3).
+FLOOR = tuple(int(n) for n in re.search(r"^PYTHON_MIN=(\d+\.\d+)$", (commands.SCRIPTS / "lib.sh").read_text(),
+                                        re.M).group(1).split("."))
+
+
 @pytest.mark.parametrize("name", PARTS)
-def test_each_part_is_python_3_6_with_a_main(name):
-    """Nodes run their own python3 (3.6 on the oldest supported distributions)."""
-    tree = ast.parse((commands.SCRIPTS / f"{name}.py").read_text(), feature_version=(3, 6))
+def test_each_part_is_python_of_the_checked_floor_with_a_main(name):
+    """Nodes run their own python3 (3.6 on the oldest supported distributions), checked before any part runs."""
+    assert FLOOR == (3, 6)
+    tree = ast.parse((commands.SCRIPTS / f"{name}.py").read_text(), feature_version=FLOOR)
     assert ast.get_docstring(tree)
     assert any(isinstance(node, ast.FunctionDef) and node.name == "main" for node in tree.body)
 

@@ -138,8 +138,9 @@ def remove_runtime(lines, version, recorded):
 
 
 def read_lines(path):
+    """PATH's lines, read as UTF-8 as TOML is (Python 3.6 would take the locale's ASCII over a bare SSH session)."""
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             return f.read().splitlines()
     except FileNotFoundError:
         return []

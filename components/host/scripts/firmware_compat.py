@@ -17,7 +17,7 @@ RANGE = re.compile(r"\[([^,\]]*),([^\]]*)\]")
 def record(path):
     """The key=value lines of a version.info, keys lower-cased; empty when the file cannot be read."""
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8", errors="replace") as f:
             return {k.strip().lower(): v.strip() for k, sep, v in (line.partition("=") for line in f) if sep}
     except OSError:
         return {}

@@ -65,6 +65,7 @@ finish() {
 main() {
   local needed=()
   say_log_path
+  require_python3
   hold_run_lock
   forget_past_reboots
   remove_stale_temp_files

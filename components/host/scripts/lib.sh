@@ -191,6 +191,21 @@ mark_reboot_required() { mkdir -p "${REBOOT_MARK%/*}" && boot_id >"$REBOOT_MARK"
 # A reboot is pending when new firmware, or a driver whose installer asked for one, went in during the current boot.
 reboot_pending() { [[ -f $REBOOT_MARK && $(cat "$REBOOT_MARK") == "$(boot_id)" ]]; }
 
+# The oldest python3 the Python parts run on: their syntax and standard library are 3.6's, and daemon.json keeps its
+# key order through a rewrite only where dicts keep insertion order (CPython 3.6 on).
+PYTHON_MIN=3.6
+PYTHON_FIX="apt-get install python3 (Debian, Ubuntu) or dnf install python3 (openEuler, CentOS; yum on CentOS 7)"
+
+# Before anything that runs a Python part: python3 there and new enough, or stop with the package to install.
+require_python3() {
+  local found fix="install python3 $PYTHON_MIN or newer with $PYTHON_FIX, then rerun; nothing was changed"
+  command -v python3 >/dev/null || die "python3 not found, and this step runs its Python parts with it: $fix"
+  found=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>&1) ||
+    die "python3 does not run (python3 -c said: ${found//$'\n'/ }): $fix"
+  [[ $(printf '%s\n' "$PYTHON_MIN" "$found" | sort -V | head -n 1) == "$PYTHON_MIN" ]] ||
+    die "python3 is $found, older than the $PYTHON_MIN this step's Python parts need: $fix"
+}
+
 # py MODULE ARG...: one of the Python parts (components/host/scripts/*.py) with python3; they travel in
 # PYTHON_BUNDLE beside the shell parts, or are read from the checkout next to this file.
 py() {

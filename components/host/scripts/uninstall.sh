@@ -64,6 +64,7 @@ uninstall_package() {
 main() {
   local kind line
   say_log_path
+  require_python3
   hold_run_lock
   # Removing the driver and firmware kills NPU work as surely as replacing them does.
   check_disruption driver firmware

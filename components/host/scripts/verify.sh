@@ -18,6 +18,7 @@ fi
 main() {
   local kind found smi chips rc=0 reboot=false problems=() versions=()
   say_log_path
+  require_python3
   for kind in driver firmware toolkit kernels dockerRuntime; do
     found=$(installed_version "$kind")
     if [[ $kind != kernels ]]; then versions+=("$found"); fi
