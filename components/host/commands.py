@@ -16,6 +16,8 @@ from components.releases.catalog import release_entry
 # (merged 2024-04) was not taken into release/0.3 (#387 stays open); ../shared facts, section 6.
 CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS = "0.4.0"
 DEFAULT_STAGING = "/var/cache/ascend-npu/packages"
+# Where the sudo check tells a non-root SSH user's sudo rule to go (a file of its own, written with visudo -f).
+SUDOERS_FILE = "/etc/sudoers.d/ascend-npu"
 # The env prefix of a kind's parameters: ASCEND_<PREFIX>_FILE, ASCEND_<PREFIX>_SHA256.
 KIND_PREFIX = {Kind.DRIVER: "DRIVER", Kind.FIRMWARE: "FIRMWARE", Kind.TOOLKIT: "TOOLKIT", Kind.KERNELS: "KERNELS",
                Kind.DOCKER_RUNTIME: "DOCKER_RUNTIME"}
@@ -98,8 +100,20 @@ def _digest(*parts: object) -> str:
     return hashlib.sha256("\0".join(str(p) for p in parts).encode()).hexdigest()[:16]
 
 
-def _sudo(spec: StackSpec) -> str:
-    return "" if spec.ssh.user == "root" else "sudo -n "
+# A non-root user's command first checks that sudo runs PROBE (the command's own program: `env true`, `bash -c
+# true`) without a password, before anything on the node is touched; when it does not, one line names the sudoers
+# rule. The rule grants ALL: env and bash as root run any command, so a rule listing only them grants no less. The
+# check is its own `bash -c`, joined with `&&`, so the login shell needs nothing beyond what `env ... bash -c` needs.
+def sudo_prefix(user: str, step: str, probe: str) -> str:
+    """Nothing for root; else the sudo check, then `sudo -n `."""
+    if user == "root":
+        return ""
+    head = f"[{step}] ssh.user {user} needs passwordless sudo on this node (sudo -n {probe}: "
+    tail = (f"): add the line \"{user} ALL=(root) NOPASSWD: ALL\" with visudo -f {SUDOERS_FILE}, then rerun; "
+            "nothing on the node was changed")
+    check = (f"said=$(sudo -n {probe} 2>&1 </dev/null) && exit 0; rc=$?; said=${{said//$'\\n'/ }}; "
+             f"printf '%s%s%s\\n' {shlex.quote(head)} \"${{said:-exit $rc}}\" {shlex.quote(tail)} >&2; exit 1")
+    return f"bash -c {shlex.quote(check)} && sudo -n "
 
 
 def mirror_login_stdin(credentials: str) -> str:
@@ -116,14 +130,16 @@ def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGI
     if spec.mirror_credentials is not None and spec.packages.source is Source.MIRROR:
         install_settings.append(("ASCEND_MIRROR_LOGIN", "stdin"))
     install_params = install_settings + versions + packages
-    sudo = _sudo(spec)
+    user = spec.ssh.user
     versions_hash = f"versions:{_digest(*versions)}"
     install = HostStep(
-        name="install", create=run_command(sudo, install_params, ("install",)), delete=None,
+        name="install", create=run_command(sudo_prefix(user, "install", "env true"), install_params, ("install",)),
+        delete=None,
         triggers=(versions_hash, f"packages:{_digest(*packages)}", f"settings:{_digest(*install_settings)}",
                   f"script:{step_sha256('install')[:16]}"))
     verify = HostStep(
-        name="verify", create=run_command(sudo, verify_settings + versions, ("verify",)), delete=None,
+        name="verify", create=run_command(sudo_prefix(user, "verify", "env true"), verify_settings + versions,
+                                          ("verify",)), delete=None,
         triggers=(versions_hash, f"node:{_digest(*verify_settings)}", f"script:{step_sha256('verify')[:16]}"))
     # What destroy does is recorded on the node by this step's create, beside the parameters the last install
     # recorded; its delete is one fixed text (run_destroy.sh). So turning rollout.uninstallOnDestroy on or off
@@ -132,6 +148,7 @@ def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGI
     on_destroy_params = [("ASCEND_NODE", node.name), ("ASCEND_ON_DESTROY", choice),
                          ("ASCEND_UNINSTALL_SHA256", step_sha256("uninstall"))]
     on_destroy = HostStep(
-        name="on-destroy", create=run_command(sudo, on_destroy_params, ("on_destroy", "uninstall")),
-        delete=destroy_command(sudo, node.name), triggers=())
+        name="on-destroy", create=run_command(sudo_prefix(user, "on-destroy", "env true"), on_destroy_params,
+                                              ("on_destroy", "uninstall")),
+        delete=destroy_command(sudo_prefix(user, "on-destroy", "bash -c true"), node.name), triggers=())
     return {"install": install, "verify": verify, "on_destroy": on_destroy}

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from components.config import parse_stack
+from components.host import mirror_login_stdin
 from testkit.fakenode.mirror import serve_directory
 from testkit.fakenode.node import NODE_PYTHON
+from testkit.fakenode.packages import stack_config
 from testkit.fakenode.prerequisites import DEBIAN_12, UBUNTU_1804_5, write_os_release
 
 # The project's own bookkeeping, which a refused run may write: its run log, its run lock, the copy of the step's
@@ -18,6 +21,9 @@ BOOKKEEPING = ("var/log/ascend-npu/run.log", "var/lib/ascend-npu/run.lock", "var
                "var/lib/ascend-npu/scripts")
 PYTHON_FIX = ("install python3 3.6 or newer with apt-get install python3 (Debian, Ubuntu) or dnf install python3 "
               "(openEuler, CentOS; yum on CentOS 7), then rerun; nothing was changed")
+SUDO_LINE = ("[{step}] ssh.user ascend-deploy needs passwordless sudo on this node (sudo -n {probe}: sudo: a password is "
+             "required): add the line \"ascend-deploy ALL=(root) NOPASSWD: ALL\" with visudo -f "
+             "/etc/sudoers.d/ascend-npu, then rerun; nothing on the node was changed")
 OS_ADVICE = ("those lists are incomplete, so the install goes on: check Huawei's compatibility checker for driver "
              "24.1.rc2 and CANN 8.0.RC3, or use an OS image on the list")
 LISTS_910B = ("the OS lists read for 910B (Huawei Quick Installation Guide 24.0.RC1, Atlas 800T A2; "
@@ -98,6 +104,42 @@ def test_the_whole_install_runs_on_the_oldest_python3_it_takes_without_a_locale(
     assert result.returncode == 0, result.stderr
     assert len(node.installer_calls()) == 5 and "# 昇腾 NPU 节点 (managed by hand)" in config.read_text()
     assert "runtimes.ascend" in config.read_text()
+
+
+def sudo_spec(node, **options):
+    return node.spec(user="ascend-deploy", **options)
+
+
+@pytest.mark.parametrize("step", ["install", "verify", "on_destroy"])
+def test_a_sudo_that_asks_for_a_password_stops_the_command_before_the_node_is_touched(node, step):
+    node.knob("sudo-password", "1")
+    result, touched = refused(node, sudo_spec(node), step=step)
+    label = "on-destroy" if step == "on_destroy" else step
+    assert result.returncode != 0 and result.stdout == ""
+    assert result.stderr.splitlines() == [SUDO_LINE.format(step=label, probe="env true")]
+    assert node.installer_calls() == [] and touched == set()
+    assert not node.path("/var/log/ascend-npu/run.log").exists()  # no script of the step ran at all
+
+
+def test_destroy_checks_sudo_for_bash_its_own_program(node):
+    node.knob("sudo-password", "1")
+    before = host_files(node.root)
+    result = node.run(node.steps(sudo_spec(node))["on_destroy"].delete)
+    assert result.returncode != 0
+    assert result.stderr.splitlines() == [SUDO_LINE.format(step="on-destroy", probe="bash -c true")]
+    assert changed(before, host_files(node.root)) == set()
+
+
+def test_passwordless_sudo_says_nothing_and_the_mirror_login_still_arrives_on_stdin(node):
+    login = "deploy:Mirror-pass-7f3a"
+    with serve_directory(node.packages.directory, login=login, node_root=node.root) as (url, served):
+        raw = stack_config(node.packages, node.host_key, source="mirror", mirror_url=url, user="ascend-deploy")
+        spec = parse_stack(raw, mirror_credentials=login, mirror_credentials_is_secret=True)
+        assert node.steps(spec)["install"].create.startswith("bash -c ")  # the sudo check comes first
+        result = node.run_step(spec, "install", mirror_login_stdin(login))
+    assert result.returncode == 0, result.stderr
+    assert len(served) == 5 and len(node.installer_calls()) == 5
+    assert "sudo" not in result.stdout + result.stderr and "WARNING" not in result.stdout + result.stderr
 
 
 def test_a_mirror_node_without_curl_is_refused_before_any_download(node):

@@ -30,9 +30,9 @@ def steps_of(raw: dict) -> dict:
 
 
 def env_of(command: str) -> dict[str, str]:
-    """The KEY=VALUE assignments of `[sudo -n ]env K=V ... bash -c RUNNER ...`, after shell unquoting."""
+    """The KEY=VALUE assignments of `[bash -c SUDO_CHECK && sudo -n ]env K=V ... bash -c RUNNER ...`, unquoted."""
     words = shlex.split(command)
-    words = words[2:] if words[:2] == ["sudo", "-n"] else words
+    words = words[words.index("&&") + 3:] if words[:2] == ["bash", "-c"] else words
     assert words[0] == "env"
     return dict(w.split("=", 1) for w in words[1:words.index("bash")])
 
@@ -79,11 +79,17 @@ def test_each_staged_script_is_lib_then_the_step_script_and_is_valid_bash(tmp_pa
         assert syntax.returncode == 0, syntax.stderr
 
 
-def test_non_root_user_gets_sudo_and_root_does_not(raw):
-    assert steps_of(raw)["install"].create.startswith("env ")
+def test_non_root_user_gets_sudo_checked_first_and_root_does_not(raw):
+    root = steps_of(raw)
+    assert root["install"].create.startswith("env ") and root["on_destroy"].delete.startswith("bash -c ")
     raw["ssh"]["user"] = "ubuntu"
-    for step in steps_of(raw).values():
-        assert step.create.startswith("sudo -n env ")
+    for name, step in steps_of(raw).items():
+        words = shlex.split(step.create)
+        assert words[:2] == ["bash", "-c"] and words[3:6] == ["&&", "sudo", "-n"] and words[6] == "env"
+        assert words[2].startswith("said=$(sudo -n env true 2>&1 </dev/null) && exit 0;") and "ssh.user ubuntu" in words[2]
+        assert env_of(step.create) == env_of(root[name].create)  # the same parameters behind the check
+    delete = shlex.split(steps_of(raw)["on_destroy"].delete)
+    assert delete[2].startswith("said=$(sudo -n bash -c true ") and delete[3:7] == ["&&", "sudo", "-n", "bash"]
 
 
 def test_only_the_nodes_chip_and_arch_packages_are_passed(raw):
