@@ -215,3 +215,11 @@ def test_a_node_with_every_prerequisite_hears_of_none(node):
     assert result.returncode == 0, result.stderr
     said = result.stdout + result.stderr
     assert not any(word in said for word in ("WARNING", "python3", "sudo", "curl", "ifconfig", "modinfo"))
+
+
+def test_the_docs_page_shows_each_refusal_as_the_node_prints_it():
+    page = " ".join((Path(__file__).resolve().parents[2] / "docs" / "before-you-start.md").read_text().split())
+    lines = [f"python3 not found, and this step runs its Python parts with it: {PYTHON_FIX}", *DRIVER_TOOL_LINES.values(),
+             SUDO_LINE.format(step="install", probe="env true")]
+    for line in lines:
+        assert line.removeprefix("[install] ") in page
