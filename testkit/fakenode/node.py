@@ -17,8 +17,7 @@ from components.host import HostStep, host_steps, node_packages
 from components.host.script_set import STAGED_NAME, STAGED_PARENT, local_script_set
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import NEW, PackageSet, stack_config
-from testkit.fakenode.prerequisites import OPENEULER_2203_SP3, path_without, write_os_release
-from testkit.fakenode.sandbox import KNOBS, LOGS
+from testkit.fakenode.sandbox import KNOBS, LOGS, OPENEULER_2203_SP3, path_without, write_os_release
 from testkit.fakenode.mirror import MIRROR_CA
 
 HERE = Path(__file__).resolve().parent

@@ -127,10 +127,11 @@ def npu_smi(args: list[str]) -> int:
     return 0
 
 
+# The SSH user's sudo: the login is root already, so `sudo -n COMMAND...` runs COMMAND, ASCEND_ROOT and PATH kept as
+# an env_keep rule would keep them. With the `sudo-password` knob the user's rule wants a password, and `sudo -n`
+# says what sudo says then (plugins/sudoers/logging.c, log_auth_failure), exit 1.
 def sudo(args: list[str]) -> int:
-    """The SSH user's sudo: `sudo -n COMMAND...` runs COMMAND (the login is root already; ASCEND_ROOT and PATH stay,
-    as an env_keep rule would keep them). With the `sudo-password` knob the user's rule wants a password, and
-    `sudo -n` says what sudo says then (plugins/sudoers/logging.c, log_auth_failure), exit 1."""
+    """`sudo -n COMMAND...` as the SSH user's sudo runs it, or refuses it for want of a password."""
     if args[:1] != ["-n"] or len(args) < 2:
         print("sudo stand-in: only `sudo -n COMMAND...` is supported", file=sys.stderr)
         return 1

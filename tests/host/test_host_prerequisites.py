@@ -13,7 +13,7 @@ from components.host import mirror_login_stdin
 from testkit.fakenode.mirror import serve_directory
 from testkit.fakenode.node import NODE_PYTHON
 from testkit.fakenode.packages import stack_config
-from testkit.fakenode.prerequisites import DEBIAN_12, UBUNTU_1804_5, write_os_release
+from testkit.fakenode.sandbox import DEBIAN_12, UBUNTU_1804_5, write_os_release
 
 # The project's own bookkeeping, which a refused run may write: its run log, its run lock, the copy of the step's
 # script it runs (run_step.sh).
@@ -21,8 +21,8 @@ BOOKKEEPING = ("var/log/ascend-npu/run.log", "var/lib/ascend-npu/run.lock", "var
                "var/lib/ascend-npu/scripts")
 PYTHON_FIX = ("install python3 3.6 or newer with apt-get install python3 (Debian, Ubuntu) or dnf install python3 "
               "(openEuler, CentOS; yum on CentOS 7), then rerun; nothing was changed")
-SUDO_LINE = ("[{step}] ssh.user ascend-deploy needs passwordless sudo on this node (sudo -n {probe}: sudo: a password is "
-             "required): add the line \"ascend-deploy ALL=(root) NOPASSWD: ALL\" with visudo -f "
+SUDO_LINE = ("[{step}] ssh.user ascend-deploy needs passwordless sudo on this node (sudo -n {probe}: sudo: a password "
+             "is required): add the line \"ascend-deploy ALL=(root) NOPASSWD: ALL\" with visudo -f "
              "/etc/sudoers.d/ascend-npu, then rerun; nothing on the node was changed")
 OS_ADVICE = ("those lists are incomplete, so the install goes on: check Huawei's compatibility checker for driver "
              "24.1.rc2 and CANN 8.0.RC3, or use an OS image on the list")
@@ -92,8 +92,7 @@ def test_a_python3_older_than_the_floor_is_refused_naming_both_versions(node):
 
 
 def test_the_whole_install_runs_on_the_oldest_python3_it_takes_without_a_locale(node):
-    """Python 3.6 (CentOS 7's and Ubuntu 18.04's python3), no LANG as over a bare SSH session: a config.toml with a
-    non-ASCII comment is merged, its comment kept."""
+    """Python 3.6 (CentOS 7's, Ubuntu 18.04's) without LANG, as over SSH: a non-ASCII config.toml is merged."""
     node_python3(node, pyenv_python("3.6"))
     assert node.run("python3 -c 'import sys; print(sys.version_info[:2])'; echo ${LANG-unset}").stdout.split("\n")[:2] \
         == ["(3, 6)", "unset"]
@@ -219,7 +218,7 @@ def test_a_node_with_every_prerequisite_hears_of_none(node):
 
 def test_the_docs_page_shows_each_refusal_as_the_node_prints_it():
     page = " ".join((Path(__file__).resolve().parents[2] / "docs" / "before-you-start.md").read_text().split())
-    lines = [f"python3 not found, and this step runs its Python parts with it: {PYTHON_FIX}", *DRIVER_TOOL_LINES.values(),
-             SUDO_LINE.format(step="install", probe="env true")]
+    lines = [f"python3 not found, and this step runs its Python parts with it: {PYTHON_FIX}",
+             *DRIVER_TOOL_LINES.values(), SUDO_LINE.format(step="install", probe="env true")]
     for line in lines:
         assert line.removeprefix("[install] ") in page

@@ -1,4 +1,4 @@
-"""The OS lists (components/releases/os-support.yaml): read as the docs cite them, and what each chip's node is given."""
+"""The OS lists of components/releases/os-support.yaml: as the docs cite them, and what each chip's node is given."""
 from __future__ import annotations
 
 from pathlib import Path
