@@ -7,7 +7,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from components.host.script_set import STAGED_NAME, STAGED_PARENT, local_script_
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import NEW, PackageSet, stack_config
 from testkit.fakenode.sandbox import KNOBS, LOGS, OPENEULER_2203_SP3, path_without, write_os_release
-from testkit.fakenode.mirror import MIRROR_CA
+from testkit.fakenode.sshd import sshd_config, wait_listening
 
 HERE = Path(__file__).resolve().parent
 SSHD = "/usr/sbin/sshd"
@@ -141,38 +140,12 @@ class FakeNode:
     def _start_sshd(self) -> None:
         self.port = self.port or _free_port()
         config = self.ssh_dir / "sshd_config"
-        # SetEnv configures the node, not the command: the tests send exactly what host_steps() returns.
-        # HOME points into the sandbox so bash does not source the tester's own ~/.bashrc (Debian's bash does that
-        # for commands sshd starts), which would put other tools ahead of the stand-ins on PATH. curl on the node
-        # trusts the test mirror's CA alone (it reads CURL_CA_BUNDLE), as a node trusts its own mirror's.
-        config.write_text(f"""Port {self.port}
-ListenAddress {self.address}
-HostKey {self.ssh_dir / 'host_key'}
-AuthorizedKeysFile {self.ssh_dir / 'authorized_keys'}
-PidFile none
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-SetEnv ASCEND_ROOT={self.root} PATH={self.bin}:{self.system_path} HOME={self.root / 'home'} \
-  CURL_CA_BUNDLE={self.root / MIRROR_CA}
-Subsystem sftp {self.bin / 'sftp-server'}
-""")
+        config.write_text(sshd_config(self.port, self.address, self.ssh_dir, self.bin, self.root, self.system_path))
         (self.ssh_dir / "known_hosts").write_text(f"[{self.address}]:{self.port} {self.host_key}\n")
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
         log = (self.workdir / "sshd.log").open("w")
         self._sshd = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=log)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self._sshd.poll() is not None:
-                raise RuntimeError(f"sshd exited: {(self.workdir / 'sshd.log').read_text()}")
-            try:
-                socket.create_connection((self.address, self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("sshd did not start listening within 10 s")
+        wait_listening(self._sshd, self.address, self.port, self.workdir / "sshd.log")
 
     def _ssh(self, command: str) -> list[str]:
         return ["ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The Node this host's kubelet registered as, against the stack's name for it (kubelet_identity.py says where the
 # name comes from). A host that runs no kubelet yet, or one whose kubelet keeps no rotated client certificate, is
 # noted, not refused: the cluster layer then finds the Node by name.
