@@ -24,9 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     if args.command == "template":
         from components.chart.template import render_stack
-        keys = tuple(k.strip() for k in args.placeholder_secrets.split(",") if k.strip())
-        return render_stack(args.stack, args.out or Path("build") / args.stack, placeholders=keys,
-                            chart_dir=args.chart_dir)
+        from components.plan.stack_files import placeholder_keys
+        return render_stack(args.stack, args.out or Path("build") / args.stack,
+                            placeholders=placeholder_keys(args.placeholder_secrets), chart_dir=args.chart_dir)
     if args.command == "check":
         problems = drift(args.chart_dir)
         for problem in problems:

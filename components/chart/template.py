@@ -38,28 +38,29 @@ def render_stack(stack: str, out: Path, stack_file: Path | None = None, placehol
     import helm_python
 
     from components.config import SpecError
-    from components.config.config_source import SECRET_KEYS
-    from components.plan.stack_files import StackFileError, read_stack_config, with_placeholders
-    from components.plan.stack_plan import ROOT, config_problems, stack_chart_values
+    from components.plan.stack_files import StackFileError
+    from components.plan.stack_plan import EXIT_CONFIG, EXIT_OK, chart_values_text, config_problems, load_config, \
+        stack_chart_values
     try:
-        config = with_placeholders(read_stack_config(ROOT, stack, stack_file), list(placeholders), list(SECRET_KEYS))
+        config = load_config(stack, stack_file, placeholders)
         values = stack_chart_values(config)
     except StackFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
     except SpecError as exc:
         print(f"error: {config_problems(exc, config)}", file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
     out.mkdir(parents=True, exist_ok=True)
     values_file = out / "chart-values.yaml"
-    values_file.write_text(f"# Helm values of stack {stack}\n" + yaml.safe_dump(values, sort_keys=False))
+    values_file.write_text(chart_values_text(stack, values))
     with helm_python.Chart.load(str(chart_dir)) as chart:
         rendered = chart.render(helm_python.values_from_yaml(values_file.read_text()), name=RELEASE,
                                 namespace=RELEASE_NAMESPACE)
+    text = manifests(rendered)
     target = out / "manifests.yaml"
-    target.write_text(manifests(rendered))
-    count = target.read_text().count("\n---\n") + 1
-    print(f"rendered {chart_dir.name} for stack {stack} with the Helm engine: {count} objects in {target}")
+    target.write_text(text)
+    print(f"rendered {chart_dir.name} for stack {stack} with the Helm engine: {text.count('# Source: ')} objects in "
+          f"{target}")
     print(f"apply or commit it for GitOps; `helm install {RELEASE} {chart_dir} -n {RELEASE_NAMESPACE} "
           f"-f {values_file}` installs the same")
-    return 0
+    return EXIT_OK

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from components.plan.stack_files import placeholder_keys
 from components.plan.stack_plan import ROOT, plan
 
 
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     pack_config = json.loads(args.policy_pack_config.read_text()) if args.policy_pack_config else None
     return plan(args.stack, args.out or ROOT / "build" / args.stack, args.stack_file,
                 pack_dir=args.policy_pack, pack_config=pack_config, extra=args.extra_resources,
-                placeholders=tuple(k.strip() for k in args.placeholder_secrets.split(",") if k.strip()))
+                placeholders=placeholder_keys(args.placeholder_secrets))
 
 
 if __name__ == "__main__":

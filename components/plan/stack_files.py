@@ -202,6 +202,11 @@ def read_stack_config(project_dir: Path, stack: str, stack_file: Path | None = N
                        numbers=_number_notes(numbers, written, name))
 
 
+def placeholder_keys(text: str) -> tuple[str, ...]:
+    """`sshPrivateKey, mirrorCredentials` (PLACEHOLDER_SECRETS) as its keys."""
+    return tuple(key.strip() for key in text.split(",") if key.strip())
+
+
 def with_placeholders(config: StackConfig, keys: list[str], secret_keys: list[str]) -> StackConfig:
     """The config with a placeholder secret for each key named (a plan offline, without the secrets)."""
     problems = []

@@ -62,6 +62,18 @@ def run_stack(config: StackConfig) -> list:
     return run_program(ROOT / "__main__.py", config.project, config.stack, config.values, config.secret_keys)
 
 
+def load_config(stack: str, stack_file: Path | None = None, placeholders: tuple[str, ...] = ()) -> StackConfig:
+    """The stack's config as the CLI hands it over, with a placeholder for each secret key named; or StackFileError."""
+    return with_placeholders(read_stack_config(ROOT, stack, stack_file), list(placeholders), list(SECRET_KEYS))
+
+
+def chart_values_text(stack: str, values: dict) -> str:
+    """The stack's Helm values as the file build/<stack>/chart-values.yaml holds them."""
+    import yaml
+    return (f"# Helm values of stack {stack}: helm install ascend-npu charts/ascend-npu -n kube-system -f <this file>\n"
+            + yaml.safe_dump(values, sort_keys=False))
+
+
 def stack_chart_values(config: StackConfig) -> dict:
     """The Helm values of a stack: what the program builds its cluster objects from (no secret in them)."""
     from components.cluster.values_contract import chart_values
@@ -86,7 +98,7 @@ def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool 
          pack_dir: Path | None = None, pack_config: dict | None = None, extra: Path | None = None,
          placeholders: tuple[str, ...] = ()) -> int:
     try:
-        config = with_placeholders(read_stack_config(ROOT, stack, stack_file), list(placeholders), list(SECRET_KEYS))
+        config = load_config(stack, stack_file, placeholders)
     except StackFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
@@ -100,7 +112,7 @@ def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool 
     except ExtraResourcesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    import yaml
+    from components.cluster.values_contract import chart_values
     from components.plan.analyzer import PolicyPackError
     from components.plan.graph import mermaid
     try:
@@ -112,9 +124,7 @@ def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool 
     (out_dir / "resources.json").write_text(json.dumps([r.public() for r in resources], indent=1, sort_keys=True))
     (out_dir / "policy-report.json").write_text(json.dumps(report, indent=1, sort_keys=True))
     (out_dir / "graph.mmd").write_text(mermaid(resources))
-    (out_dir / "chart-values.yaml").write_text(
-        f"# Helm values of stack {stack}: helm install ascend-npu charts/ascend-npu -n kube-system -f <this file>\n"
-        + yaml.safe_dump(stack_chart_values(config), sort_keys=False))
+    (out_dir / "chart-values.yaml").write_text(chart_values_text(stack, chart_values(spec, managed_by="Helm")))
     stack_resource = next(r for r in resources if r.type == "pulumi:pulumi:Stack")
     waves = stack_resource.outputs.get("waves", [])
     if not quiet:
