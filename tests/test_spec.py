@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from components.config.cluster import Validation, label_key_problem, label_value_problem
+from components.config.base import label_key_problem, label_value_problem
+from components.config.cluster import Validation
 from components.config.compatibility import load_matrix
 from components.config.config_source import spec_from_values
 from components.config.hosts import Chip, NodeSpec, address

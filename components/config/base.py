@@ -1,12 +1,13 @@
-"""The strict base model every stack-config section inherits from."""
+"""The strict base model every stack-config section inherits from, and the value rules sections share."""
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from components.config.redact import preview
+from components.config.redact import preview, preview_key
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -52,3 +53,35 @@ def require_pinned(value: str, what: str, example: str) -> str:
     if re.search(r"[\s*^~<>=|]", value) or ".x" in value.lower():
         raise ValueError(f"{preview(value)} is a range; write one exact {what}, e.g. {example}")
     return value
+
+
+LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def checked_labels(labels: dict[str, str]) -> dict[str, str]:
+    """Each key and value a valid Kubernetes label."""
+    for key, value in labels.items():
+        problem = label_key_problem(key) or label_value_problem(value)
+        if problem:
+            raise ValueError(f"label {preview_key(key)}: {problem}")
+    return labels
+
+
+def label_key_problem(key: str) -> Optional[str]:
+    """Kubernetes label key rules: optional DNS-subdomain prefix and '/', then a name of at most 63 characters."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or LABEL_PREFIX.match(prefix) is None):
+        return "the part before '/' must be a DNS name such as app.kubernetes.io"
+    if not name or LABEL_NAME.match(name) is None:
+        return ("the key must be letters, digits, '-', '_' and '.', starting and ending with a letter or digit, at "
+                "most 63 characters (an optional prefix such as app.kubernetes.io/ before it)")
+    return None
+
+
+def label_value_problem(value: str) -> Optional[str]:
+    """Kubernetes label value rules: empty, or up to 63 letters, digits, '-', '_', '.', alphanumeric at both ends."""
+    if LABEL_NAME.match(value) is None:
+        return (f"the value {preview(value)} is not a Kubernetes label value; write at most 63 letters, digits, "
+                "'-', '_' and '.', starting and ending with a letter or digit")
+    return None

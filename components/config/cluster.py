@@ -1,16 +1,14 @@
 """Cluster-side settings: namespace, runtime default, rollout and the add-ons."""
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar, Optional
 
 from pydantic import Field, field_validator, model_validator
 
-from components.config.base import CPU, DNS_LABEL, MEMORY, SpecModel
+from components.config.base import CPU, DNS_LABEL, MEMORY, SpecModel, checked_labels
 from components.config.drain import Drain
 from components.config.hosts import Chip, ContainerRuntime
 from components.config.images import Image
-from components.config.redact import preview, preview_key
 from components.config.scheduling import Toleration
 from components.config.timeouts import StepTimeouts
 from components.config.releases import DEVICE_PLUGIN, EXPORTER, DevicePluginImage, DevicePluginReleaseOverride, \
@@ -19,8 +17,6 @@ from components.config.releases import DEVICE_PLUGIN, EXPORTER, DevicePluginImag
 MINDCLUSTER = "swr.cn-south-1.myhuaweicloud.com/ascendhub"
 # Namespaces Kubernetes itself owns: the agents' namespace gets Pod Security `privileged`, so never one of these.
 SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
-LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
-LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 class Cluster(SpecModel):
@@ -175,12 +171,12 @@ class Monitoring(SpecModel):
         if not labels:
             raise ValueError("no labels would admit every pod of the Prometheus namespace; write the labels of the "
                              "Prometheus pods, e.g. app.kubernetes.io/name: prometheus")
-        return _checked_labels(labels)
+        return checked_labels(labels)
 
     @field_validator("extra_labels")
     @classmethod
     def _extra(cls, labels: dict[str, str]) -> dict[str, str]:
-        return _checked_labels(labels)
+        return checked_labels(labels)
 
     @model_validator(mode="after")
     def _extra_needs_operator(self) -> "Monitoring":
@@ -189,34 +185,6 @@ class Monitoring(SpecModel):
                              "prometheusOperator: true; set it, or drop extraLabels (without the operator, Prometheus "
                              "reads the scrape Secret through additionalScrapeConfigs and labels select nothing)")
         return self
-
-
-def _checked_labels(labels: dict[str, str]) -> dict[str, str]:
-    """Each key and value a valid Kubernetes label."""
-    for key, value in labels.items():
-        problem = label_key_problem(key) or label_value_problem(value)
-        if problem:
-            raise ValueError(f"label {preview_key(key)}: {problem}")
-    return labels
-
-
-def label_key_problem(key: str) -> Optional[str]:
-    """Kubernetes label key rules: optional DNS-subdomain prefix and '/', then a name of at most 63 characters."""
-    prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or LABEL_PREFIX.match(prefix) is None):
-        return "the part before '/' must be a DNS name such as app.kubernetes.io"
-    if not name or LABEL_NAME.match(name) is None:
-        return ("the key must be letters, digits, '-', '_' and '.', starting and ending with a letter or digit, at "
-                "most 63 characters (an optional prefix such as app.kubernetes.io/ before it)")
-    return None
-
-
-def label_value_problem(value: str) -> Optional[str]:
-    """Kubernetes label value rules: empty, or up to 63 letters, digits, '-', '_', '.', alphanumeric at both ends."""
-    if LABEL_NAME.match(value) is None:
-        return (f"the value {preview(value)} is not a Kubernetes label value; write at most 63 letters, digits, "
-                "'-', '_' and '.', starting and ending with a letter or digit")
-    return None
 
 
 class Validation(SpecModel):

@@ -5,7 +5,7 @@ from typing import Literal, Optional
 
 from pydantic import Field, model_validator
 
-from components.config.base import SpecModel
+from components.config.base import SpecModel, label_key_problem
 
 
 class Toleration(SpecModel):
@@ -21,7 +21,6 @@ class Toleration(SpecModel):
 
     @model_validator(mode="after")
     def _coherent(self) -> "Toleration":
-        from components.config.cluster import label_key_problem
         problem = label_key_problem(self.key)
         if problem:
             raise ValueError(f"key: {problem}")
