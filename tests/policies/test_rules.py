@@ -13,13 +13,10 @@ from components.plan.recorder import Recorded
 FIXTURES = Path(__file__).parent / "fixtures"
 STACK_FIXTURES = Path(__file__).parent / "stack_fixtures"
 CASES = sorted(FIXTURES.glob("*/*.yaml"))
+STACK_CASES = sorted(STACK_FIXTURES.glob("*/*.yaml"))
 NAME = re.compile(r"^(pass|fail)-(\d+)-[a-z0-9-]+$")
 UNKNOWN = "can't be known during preview"
-ADVISORY_RULES = {"recommended-labels", "read-only-root-filesystem"}
-MANDATORY_RULES = {"image-pinning", "least-privilege", "no-public-dashboard", "npu-daemonset-safety",
-                   "advertised-npu-resources", "host-versions-pinned", "npu-version-compatibility",
-                   "single-driver-version", "ssh-host-key-pinning", "node-privilege", "rbac-system-subjects",
-                   "rbac-escalation-paths", "rbac-secrets-cluster-read", "service-external-ips"}
+LEVELS = {0: "advisory", 1: "mandatory"}
 
 
 def as_recorded(doc: dict) -> Recorded:
@@ -40,8 +37,9 @@ def test_rule_reports_the_stated_number_of_violations(pack, case: Path):
     rule = case.parent.name
     expected = int(NAME.match(case.stem).group(2))
     doc = yaml.safe_load(case.read_text())
-    # Configure each rule at the level it ships with unless the fixture raises or lowers it, as a site may.
-    config = {"enforcementLevel": "advisory" if rule in ADVISORY_RULES else "mandatory", **doc.get("config", {})}
+    # Configure each rule at the level its metadata ships with unless the fixture raises or lowers it, as a site may.
+    shipped = {p.name: LEVELS[p.enforcementLevel] for p in pack.info().policies}
+    config = {"enforcementLevel": shipped[rule], **doc.get("config", {})}
     pack.configure({rule: config})
     try:
         diagnostics = [d for d in pack.analyze(as_recorded(doc), {}) if d.policy == rule]
@@ -59,11 +57,10 @@ def test_rule_reports_the_stated_number_of_violations(pack, case: Path):
 def test_every_rule_has_metadata_and_fixtures_both_ways(pack):
     info = pack.info()
     assert info.name == "ascend-npu"
-    assert {p.name for p in info.policies} >= ADVISORY_RULES | MANDATORY_RULES
+    assert {p.name for p in info.policies} == {case.parent.name for case in CASES + STACK_CASES}
     for policy in info.policies:
         assert policy.name and len(policy.description) > 20, policy.name
-        assert policy.enforcementLevel in (0, 1), policy.name
-        assert policy.enforcementLevel == (0 if policy.name in ADVISORY_RULES else 1), policy.name
+        assert policy.enforcementLevel in LEVELS, policy.name
         assert len(policy.remediation_steps) > 20, f"{policy.name} says how to fix a violation"
         folder = STACK_FIXTURES if policy.policy_type == analyzer_pb2.POLICY_TYPE_STACK else FIXTURES
         kinds = {c.stem.split("-")[0] for c in (folder / policy.name).glob("*.yaml")}
