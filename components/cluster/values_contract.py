@@ -24,7 +24,7 @@ from components.releases.catalog import known_releases
 NODE_AGENT_PRIORITY_CLASS = "ascend-npu-node-agent"
 # The highest value a user-defined PriorityClass may have; only the system-* classes rank above it.
 NODE_AGENT_PRIORITY = 1_000_000_000
-# The pair the install guide pins for CANN 8.0.RC3 (ASCEND-FACTS section 4); only labels and the
+# The pair Huawei's CANN 8.0.RC3 install guide (hiascend.com) pins, policies/compatibility.yaml; only labels and the
 # validation Job's name read these in the chart.
 DEFAULT_VERSIONS = Versions(firmware="7.3.0.1.231", driver="24.1.rc2", cann="8.0.RC3", docker_runtime="6.0.RC3")
 

@@ -13,7 +13,7 @@ from components.host.script_set import destroy_command, run_command, step_sha256
 from components.releases.catalog import release_entry
 
 # cri-dockerd hands a pod's runtime handler (its RuntimeClass) to Docker only from 0.4.0: Mirantis/cri-dockerd#350
-# (merged 2024-04) was not taken into release/0.3 (#387 stays open); ../shared facts, section 6.
+# (merged 2024-04) was not taken into release/0.3 (#387 stays open), both on github.com/Mirantis/cri-dockerd.
 CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS = "0.4.0"
 DEFAULT_STAGING = "/var/cache/ascend-npu/packages"
 # Where the sudo check tells a non-root SSH user's sudo rule to go (a file of its own, written with visudo -f).

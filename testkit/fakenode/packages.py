@@ -10,7 +10,7 @@ from components.config.packages import Kind, parse_file_name, versions_match
 OLD = {"firmware": "7.1.0.6.220", "driver": "24.1.rc1", "cann": "8.0.RC2", "dockerRuntime": "6.0.RC3"}
 NEW = {"firmware": "7.3.0.1.231", "driver": "24.1.rc2", "cann": "8.0.RC3", "dockerRuntime": "6.0.0"}
 # (kind, chip, arch, file): two documented stacks on aarch64 for 910B and for 310P, which takes the same driver and
-# firmware pair from CANN 8.0.RC1 (ASCEND-FACTS sections 2 and 4).
+# firmware pair from CANN 8.0.RC1 (Huawei's CANN install guides; pairs and sources in policies/compatibility.yaml).
 FILES = (
     ("driver", "910B", "aarch64", "Ascend-hdk-910b-npu-driver_24.1.rc1_linux-aarch64.run"),
     ("driver", "910B", "aarch64", "Ascend-hdk-910b-npu-driver_24.1.rc2_linux-aarch64.run"),

@@ -11,7 +11,8 @@ from .stacks import VARIANTS, of_kind, one, pod_spec
 
 ROLE_KINDS = ("Role", "ClusterRole")
 BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
-# ASCEND-FACTS section 6 (mind-cluster v6.0.0 build/ascendplugin-910.yaml), less ConfigMaps, which are split.
+# github.com/Ascend/mind-cluster v6.0.0 component/ascend-device-plugin/build/ascendplugin-910.yaml, less ConfigMaps
+# (split below).
 PLUGIN_CLUSTER_GRANTS = {("pods", v) for v in ("get", "list", "update", "watch", "patch")} | {
     ("nodes", "get"), ("nodes", "patch"), ("nodes/status", "get"), ("nodes/status", "patch"),
     ("nodes/status", "update"), ("events", "create")}

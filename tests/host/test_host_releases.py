@@ -22,7 +22,8 @@ def runtime_record(version: str, scene: str, config_file_path: str) -> str:
 
 
 # A driver's version.info as the 24.1.rc2.2 installer leaves it (public host dump, see npu-driver.yaml), the
-# firmware's, the toolkit's (facts file section 3) and the kernels' (opp version.info: build number + release).
+# firmware's, the toolkit's (keys as in vllm-project/vllm-ascend#4621) and the kernels' (opp version.info: build
+# number + release).
 REAL_RECORDS = {
     "usr/local/Ascend/driver/version.info":
         "Version=24.1.rc2.2\nascendhal_version=7.35.23\naicpu_version=1.0\ntdt_version=1.0\nlog_version=1.0\n"

@@ -14,7 +14,8 @@ CONTAINER_RUNTIME = "ascend-npu.io/container-runtime"
 DRIVER_VERSION = "ascend-npu.io/driver-version"
 READY = "ascend-npu.io/ready"
 
-# The device plugin advertises 910 and 910B chips under one name; ASCEND-FACTS section 6.
+# The device plugin advertises 910 and 910B chips under one name: at github.com/Ascend/mind-cluster v6.0.0,
+# component/ascend-device-plugin/build/ascendplugin-910.yaml (accelerator huawei-Ascend910) serves both.
 RESOURCE_NAMES = {"910": "huawei.com/Ascend910", "910B": "huawei.com/Ascend910",
                   "310": "huawei.com/Ascend310", "310P": "huawei.com/Ascend310P"}
 ACCELERATORS = {"910": "huawei-Ascend910", "910B": "huawei-Ascend910",

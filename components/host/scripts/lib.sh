@@ -147,7 +147,7 @@ file_value() {
   awk -F= -v key="$2" 'tolower($1) == tolower(key) { sub(/^[^=]*=/, ""); sub(/\r$/, ""); print; exit }' "$1"
 }
 
-# Where each kind records its version (ASCEND-FACTS section 3); CANN moved to cann/ in 8.5.
+# Where each kind records its version (components/releases/ cites each record); CANN moved to cann/ in 8.5.
 version_files() {
   case $1 in
     driver | firmware) echo "$ASCEND_HOME/$1/version.info" ;;
