@@ -47,6 +47,7 @@ bench: $(STAMP)
 
 docs: $(STAMP)
 	@$(PY) -m components.config.reference
+	@$(PY) policies/readme.py
 
 chart: $(STAMP)
 	@$(PY) -m components.chart

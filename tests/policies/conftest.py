@@ -1,5 +1,8 @@
-"""The real policy pack, started as the Pulumi CLI starts it, shared by the policy tests."""
+"""The real policy pack, started as the Pulumi CLI starts it, and its modules, shared by the policy tests."""
 from __future__ import annotations
+
+import importlib
+import sys
 
 import pytest
 
@@ -11,3 +14,13 @@ from tests.stacks import ROOT
 def pack():
     with PolicyPackProcess(ROOT / "policies") as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def pack_module():
+    """Import a module of the pack the way the pack does (its folder on sys.path, `rules` and `model` top-level)."""
+    sys.path.insert(0, str(ROOT / "policies"))
+    try:
+        yield importlib.import_module
+    finally:
+        sys.path.remove(str(ROOT / "policies"))

@@ -1,4 +1,4 @@
-"""policies/README.md names every rule, and its example config is one the pack accepts."""
+"""policies/README.md's rules table is the rules' metadata, and its example config is one the pack accepts."""
 from __future__ import annotations
 
 import json
@@ -17,9 +17,22 @@ def example_config() -> dict:
 
 
 def test_readme_table_lists_every_rule_with_its_level(pack):
-    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `([a-z-]+)` \| (\w+)", README.read_text(), re.M)}
+    row = re.compile(r"^\| \[`([a-z-]+)`\]\(\S+\) \| (\w+)", re.M)
+    rows = {m.group(1): m.group(2) for m in row.finditer(README.read_text())}
     levels = {0: "advisory", 1: "mandatory"}
-    assert rows == {p.name: levels[p.enforcementLevel] for p in pack.info().policies}
+    assert list(rows.items()) == [(p.name, levels[p.enforcementLevel]) for p in pack.info().policies]
+
+
+def test_readme_table_is_the_one_make_docs_writes(pack_module):
+    readme = pack_module("readme")
+    assert readme.rules_table() in README.read_text(), "policies/README.md's rules table is stale: run `make docs`"
+    assert readme.main(["--check"]) == 0
+
+
+def test_the_table_check_sees_a_stale_row(pack_module):
+    readme = pack_module("readme")
+    stale = readme.render(README.read_text()).replace("| advisory |", "| mandatory |", 1)
+    assert readme.render(stale) != stale and readme.render(readme.render(stale)) == readme.render(stale)
 
 
 def test_example_config_uses_only_keys_the_rules_declare(pack):
