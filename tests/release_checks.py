@@ -25,7 +25,7 @@ def undefined_flags(objects: list[dict[str, Any]], values: dict[str, Any]) -> li
         if obj["kind"] != "DaemonSet":
             continue
         catalog, section = COMPONENTS[obj["metadata"]["labels"]["app.kubernetes.io/component"]]
-        defined = release_entry(catalog, values[section]["release"])["flags"]
+        defined = release_entry(catalog, values[section]["release"]).flags
         for container in obj["spec"]["template"]["spec"]["containers"]:
             assert all(arg.startswith("-") for arg in container["args"]), "flags only, no shell"
             problems += [f"{obj['metadata']['name']}: {arg}" for arg in container["args"]
@@ -46,9 +46,9 @@ def metrics_in(expr: str) -> set[str]:
 
 def exporter_labels(values: dict[str, Any]) -> set[str]:
     """Every label the pinned exporter writes on its series."""
-    return set(release_entry("npu-exporter", values["exporter"]["release"])["labels"])
+    return set(release_entry("npu-exporter", values["exporter"]["release"]).labels)
 
 
 def exporter_metrics(values: dict[str, Any]) -> set[str]:
     """Every metric the pinned exporter defines."""
-    return set(release_entry("npu-exporter", values["exporter"]["release"])["metrics"])
+    return set(release_entry("npu-exporter", values["exporter"]["release"]).metrics)

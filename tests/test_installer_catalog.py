@@ -13,6 +13,7 @@ from components.config.problems import SpecError
 from components.host.commands import runtime_record_version
 from components.host.script_set import SCRIPTS
 from components.releases.catalog import component_releases, known_releases
+from components.releases.installers import StdinPrompt
 from testkit.fakenode.packages import NEW, build_packages, stack_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,9 +27,9 @@ def test_the_runtime_record_carries_a_leading_v(release, record):
 
 
 def test_only_runtime_26_1_0_asks_for_the_eula_on_stdin():
-    prompts = {release: entry["installer"]["stdin_prompt"] for release, entry in
-               component_releases("docker-runtime").items()}
-    assert prompts == {"6.0.0": None, "6.0.RC3": None, "26.1.0": {"answer": "y", "for": ["--install", "--upgrade"]}}
+    prompts = {release: entry.installer.stdin_prompt for release, entry in component_releases("docker-runtime").items()}
+    eula = StdinPrompt(answer="y", actions=["--install", "--upgrade"])
+    assert prompts == {"6.0.0": None, "6.0.RC3": None, "26.1.0": eula}
 
 
 def test_a_runtime_release_outside_the_catalog_is_refused_with_the_known_ones(tmp_path):
@@ -44,15 +45,15 @@ def test_a_runtime_release_outside_the_catalog_is_refused_with_the_known_ones(tm
 def compatibility(tmp_path: Path, driver: str, firmware: str) -> str:
     """The node's verdict (firmware_compat.py, run as compat.sh runs it) on the catalog records of DRIVER and
     FIRMWARE: empty when they go together."""
-    drv = component_releases("npu-driver")[driver]["record"]
-    fw = component_releases("npu-firmware")[firmware]["record"]
+    drv = component_releases("npu-driver")[driver].record
+    fw = component_releases("npu-firmware")[firmware].record
     home = tmp_path / driver / firmware
     (home / "driver").mkdir(parents=True)
     (home / "firmware").mkdir()
     (home / "driver/version.info").write_text(f"Version={driver}\n"
-                                              f"compatible_version_fw={drv['compatible_version_fw']}\n")
+                                              f"compatible_version_fw={drv.compatible_version_fw}\n")
     (home / "firmware/version.info").write_text(f"Version={firmware}\n"
-                                                f"compatible_version_drv={fw['compatible_version_drv']}\n")
+                                                f"compatible_version_drv={fw.compatible_version_drv}\n")
     program = (f'py() {{ python3 "{SCRIPTS}/$1.py" "${{@:2}}"; }}; ASCEND_HOME={home}; . {SCRIPTS / "compat.sh"}; '
                'check_firmware_compatibility; echo "$COMPAT_PROBLEM"')
     return subprocess.run(["bash", "-c", program], capture_output=True, text=True).stdout.strip()

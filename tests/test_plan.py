@@ -187,6 +187,6 @@ def test_every_catalogued_release_plans_clean_through_the_pack(tmp_path, plugin,
     roles = {r["inputs"]["metadata"]["name"]: r["inputs"] for r in json.loads((tmp_path / "resources.json").read_text())
              if r["type"] == "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"}
     proxy = [rule for rule in roles["ascend-npu-device-plugin"]["rules"] if "nodes/proxy" in rule["resources"]]
-    defined = [rule for rule in release_entry("device-plugin", plugin)["rbac"]["cluster"]
-               if "nodes/proxy" in rule["resources"]]
+    defined = [rule.manifest() for rule in release_entry("device-plugin", plugin).rbac.cluster
+               if "nodes/proxy" in rule.resources]
     assert proxy == defined  # granted exactly where the release needs it, and allowed by that release only

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from components.config.cluster import Exporter
-from components.releases.catalog import UnknownRelease, component_releases, known_releases, release_entry
+from components.releases import catalog
+from components.releases.catalog import CatalogError, UnknownRelease, component_releases, known_releases, parse_releases, \
+    release_entry
+from components.releases.entries import Mount
 from tests import mind_cluster_source as source
 
 COMPONENTS = {"device-plugin": "component/ascend-device-plugin/",
@@ -22,10 +25,10 @@ needs_mirror = pytest.mark.skipif(not source.available(),
 @pytest.mark.parametrize("component,release", ENTRIES)
 def test_every_entry_names_its_source_at_its_own_tag(component, release):
     entry = release_entry(component, release)
-    assert entry["source"]["repository"] == "github.com/Ascend/mind-cluster"
-    assert entry["source"]["tag"] == release  # the image tag is the source tag
-    assert re.fullmatch(r"[0-9a-f]{40}", entry["source"]["commit"])
-    assert entry["source"]["paths"] and all(p.startswith("component/") for p in entry["source"]["paths"])
+    assert entry.source.repository == "github.com/Ascend/mind-cluster"
+    assert entry.source.tag == release  # the image tag is the source tag
+    assert re.fullmatch(r"[0-9a-f]{40}", entry.source.commit)
+    assert entry.source.paths and all(p.startswith("component/") for p in entry.source.paths)
 
 
 def test_an_unknown_release_lists_the_known_ones():
@@ -37,34 +40,34 @@ def test_the_stack_models_port_range_is_every_exporter_releases_own():
     bounds = {f.__class__.__name__: getattr(f, "ge", None) or getattr(f, "le", None)
               for f in Exporter.model_fields["port"].metadata}
     for release in known_releases("npu-exporter"):
-        assert [bounds["Ge"], bounds["Le"]] == release_entry("npu-exporter", release)["portRange"]
+        assert [bounds["Ge"], bounds["Le"]] == release_entry("npu-exporter", release).port_range
 
 
 def test_healthz_is_what_v26_serves_and_v6_lacks():
     for component in COMPONENTS:
         v6, v26 = release_entry(component, "v6.0.0"), release_entry(component, "v26.1.0")
-        assert v6["healthz"] is None and "enable-healthz" not in v6["flags"]
-        assert v26["healthz"]["path"] == "/" and {"enable-healthz", "healthz-address"} <= set(v26["flags"])
-    assert "useAscendDocker" in release_entry("device-plugin", "v6.0.0")["flags"]
-    assert "useAscendDocker" not in release_entry("device-plugin", "v26.1.0")["flags"]
+        assert v6.healthz is None and "enable-healthz" not in v6.flags
+        assert v26.healthz.path == "/" and {"enable-healthz", "healthz-address"} <= set(v26.flags)
+    assert "useAscendDocker" in release_entry("device-plugin", "v6.0.0").flags
+    assert "useAscendDocker" not in release_entry("device-plugin", "v26.1.0").flags
 
 
 @needs_mirror
 @pytest.mark.parametrize("component,release", ENTRIES)
 def test_source_commit_is_the_tag(component, release):
-    assert source.commit_of(release) == release_entry(component, release)["source"]["commit"]
+    assert source.commit_of(release) == release_entry(component, release).source.commit
 
 
 @needs_mirror
 @pytest.mark.parametrize("component,release", ENTRIES)
 def test_flags_are_those_the_release_defines(component, release):
-    assert release_entry(component, release)["flags"] == source.flags(release, COMPONENTS[component])
+    assert release_entry(component, release).flags == source.flags(release, COMPONENTS[component])
 
 
 @needs_mirror
 @pytest.mark.parametrize("release", known_releases("npu-exporter"))
 def test_metric_names_are_read_from_the_collectors(release):
-    catalogued = set(release_entry("npu-exporter", release)["metrics"])
+    catalogued = set(release_entry("npu-exporter", release).metrics)
     literal = source.literal_metrics(release, "component/npu-exporter/collector")
     assert literal <= catalogued, sorted(literal - catalogued)
     computed = catalogued - literal  # loops and constant prefixes, expanded by hand: each family must exist
@@ -74,7 +77,7 @@ def test_metric_names_are_read_from_the_collectors(release):
 @needs_mirror
 @pytest.mark.parametrize("component,release", ENTRIES)
 def test_every_source_path_exists_at_the_tag(component, release):
-    for path in release_entry(component, release)["source"]["paths"]:
+    for path in release_entry(component, release).source.paths:
         assert source.show(release, path)
 
 
@@ -84,21 +87,59 @@ def test_v6_910_manager_waits_for_a_cluster_wide_configmap_informer():
     text = source.show("v6.0.0", "component/ascend-device-plugin/pkg/device/ascendtolerance.go")
     assert "ConfigMaps().Informer()" in text and "WaitForCacheSync(wait.NeverStop" in text
     assert "SyncResetCM" in source.show("v6.0.0", "component/ascend-device-plugin/pkg/device/ascend910.go")
-    rules = release_entry("device-plugin", "v6.0.0")["rbac"]["chips"]
-    assert set(rules) == {"910", "910B"} and rules["910B"][0]["verbs"] == ["list", "watch"]
+    rules = release_entry("device-plugin", "v6.0.0").rbac.chips
+    assert set(rules) == {"910", "910B"} and rules["910B"][0].verbs == ["list", "watch"]
 
 
-def test_loader_refuses_an_entry_without_source(tmp_path, monkeypatch):
-    from components.releases import catalog
+CANN_ENTRY = """\
+releases:
+  8.0.0:
+    source: {repository: github.com/Ascend/ascend-deployer, tag: master, paths: [install.yml]}
+    installer:
+      flags: [--install]
+      fresh: [--install]
+      upgrade: [--upgrade]
+      uninstall: [--uninstall]
+      exit_codes: {"0": installed}
+      toolkit_record: toolkit.info
+      kernels_record: kernels.info
+"""
 
-    (tmp_path / "broken.yaml").write_text("releases:\n  v1.0.0: {flags: {}}\n")
+
+def test_a_well_formed_entry_loads_as_its_kinds_model():
+    entry = parse_releases("cann", CANN_ENTRY)["8.0.0"]
+    assert entry.installer.flags == ["--install"] and entry.installer.exit_codes == {0: "installed"}
+
+
+@pytest.mark.parametrize("change, field, problem", [
+    (("      kernels_record: kernels.info\n", ""), "installer.kernels_record", "missing"),
+    (("exit_codes: {\"0\": installed}", "exit_codes: {\"0\": [installed]}"), "installer.exit_codes.0",
+     "valid string"),
+    (("      flags: [--install]", "      flags: --install"), "installer.flags", "valid list"),
+    (("      toolkit_record:", "      tookit_record:"), "installer.tookit_record", "not a field of this kind"),
+    (("paths: [install.yml]", "paths: []"), "source.paths", "at least 1 item"),
+])
+def test_a_malformed_entry_fails_at_load_naming_file_release_and_field(change, field, problem):
+    text = CANN_ENTRY.replace(*change)
+    assert text != CANN_ENTRY
+    with pytest.raises(CatalogError, match=rf"^cann\.yaml: release 8\.0\.0: .*{re.escape(field)}: .*{problem}"):
+        parse_releases("cann", text)
+
+
+def test_a_catalog_directory_with_a_broken_file_fails_when_the_component_is_read(tmp_path, monkeypatch):
+    (tmp_path / "cann.yaml").write_text(CANN_ENTRY.replace("    source:", "    sources:"))
     monkeypatch.setattr(catalog, "CATALOG_DIR", tmp_path)
     component_releases.cache_clear()
     try:
-        with pytest.raises(ValueError, match="release v1.0.0 has no source repository, tag, paths"):
-            component_releases("broken")
+        with pytest.raises(CatalogError, match="cann.yaml: release 8.0.0: source: missing.*sources: not a field"):
+            component_releases("cann")
     finally:
         component_releases.cache_clear()
+
+
+def test_a_release_number_yaml_reads_as_a_number_must_be_quoted():
+    with pytest.raises(CatalogError, match="release 8.1 must be written as a string"):
+        parse_releases("cann", CANN_ENTRY.replace("  8.0.0:", "  8.1:"))
 
 
 PLUGIN_MANIFESTS = {"v6.0.0": "ascendplugin-910.yaml", "v26.1.0": "ascendplugin.yaml"}
@@ -122,8 +163,8 @@ def volumes(pod: dict) -> dict[str, tuple[str, str, bool]]:
             for v in pod["volumes"] if "hostPath" in v}
 
 
-def catalogued(mounts: list[dict]) -> dict[str, tuple[str, str, bool]]:
-    return {m["name"]: (m["path"], m.get("type", ""), m.get("readOnly", False)) for m in mounts}
+def catalogued(mounts: list[Mount]) -> dict[str, tuple[str, str, bool]]:
+    return {m.name: (m.path, m.type or "", m.read_only) for m in mounts}
 
 
 @needs_mirror
@@ -131,16 +172,16 @@ def catalogued(mounts: list[dict]) -> dict[str, tuple[str, str, bool]]:
 def test_plugin_args_env_mounts_and_rules_are_its_manifests(release):
     entry = release_entry("device-plugin", release)
     pod, flags, rules = manifest_pod(release, PLUGIN_BUILD + PLUGIN_MANIFESTS[release])
-    assert flags == entry["args"] + (entry["healthz"]["flags"] if entry["healthz"] else [])
-    assert pod["containers"][0]["env"] == entry["env"]
-    assert volumes(pod) == catalogued(entry["mounts"])
-    assert pod.get("hostPID", False) == entry["hostPID"]
+    assert flags == entry.args + (entry.healthz.flags if entry.healthz else [])
+    assert pod["containers"][0]["env"] == [var.manifest() for var in entry.env]
+    assert volumes(pod) == catalogued(entry.mounts)
+    assert pod.get("hostPID", False) == entry.host_pid
     proxy = [r for r in rules if "nodes/proxy" in r["resources"]]
-    assert [r["verbs"] for r in proxy] == [r["verbs"] for r in entry["rbac"]["cluster"] if "nodes/proxy" in r["resources"]]
+    assert [r["verbs"] for r in proxy] == [r.verbs for r in entry.rbac.cluster if "nodes/proxy" in r.resources]
     volcano_pod, volcano_flags, _ = manifest_pod(release, PLUGIN_BUILD + "ascendplugin-volcano.yaml")
-    assert [f for f in volcano_flags if f not in flags] == entry["volcanoArgs"]
+    assert [f for f in volcano_flags if f not in flags] == entry.volcano_args
     added = {k: v for k, v in volumes(volcano_pod).items() if k not in volumes(pod)}
-    assert added == catalogued(entry["volcanoMounts"])
+    assert added == catalogued(entry.volcano_mounts)
 
 
 @needs_mirror
@@ -148,17 +189,17 @@ def test_plugin_args_env_mounts_and_rules_are_its_manifests(release):
 def test_exporter_args_and_mounts_are_its_manifests(release):
     entry = release_entry("npu-exporter", release)
     pod, flags, _ = manifest_pod(release, EXPORTER_BUILD + "npu-exporter.yaml")
-    interval = [f"-updateTime={entry['updateTime']}"] if entry["updateTime"] is not None else []
-    expected = [a for arg in entry["args"] for a in (interval if arg == "{updateTime}" else [arg.format(port=8082)])]
-    assert flags == expected + (entry["healthz"]["flags"] if entry["healthz"] else [])
-    assert volumes(pod) == catalogued(entry["mounts"])
+    interval = [f"-updateTime={entry.update_time}"] if entry.update_time is not None else []
+    expected = [a for arg in entry.args for a in (interval if arg == "{updateTime}" else [arg.format(port=8082)])]
+    assert flags == expected + (entry.healthz.flags if entry.healthz else [])
+    assert volumes(pod) == catalogued(entry.mounts)
 
 
 @needs_mirror
 @pytest.mark.parametrize("release", known_releases("npu-exporter"))
 def test_exporter_labels_are_those_its_collectors_write(release):
     found = source.label_names(release, "component/npu-exporter/collector")
-    assert set(release_entry("npu-exporter", release)["labels"]) == found
+    assert set(release_entry("npu-exporter", release).labels) == found
 
 
 @needs_mirror
@@ -175,9 +216,9 @@ CANN_IMAGE_REPO = os.environ.get("CANN_IMAGE_REPO", "/nonexistent")  # a clone o
 @pytest.mark.parametrize("cann", known_releases("cann-images"))
 def test_cann_image_tags_follow_the_naming_of_their_cann_and_chip(cann):
     entry = release_entry("cann-images", cann)
-    assert entry["source"]["repository"] == "github.com/Ascend/cann-container-image"
-    assert set(entry["platforms"]) == {"x86_64", "aarch64"}
-    for chip, tag in entry["tags"].items():
+    assert entry.source.repository == "github.com/Ascend/cann-container-image"
+    assert set(entry.platforms) == {"x86_64", "aarch64"}
+    for chip, tag in entry.tags.items():
         assert re.fullmatch(rf"{re.escape(cann.lower())}-{chip.lower()}-(ubuntu|openeuler)[0-9.]+-py3\.[0-9]+", tag)
 
 
@@ -186,12 +227,12 @@ def test_cann_image_tags_follow_the_naming_of_their_cann_and_chip(cann):
 @pytest.mark.parametrize("cann", known_releases("cann-images"))
 def test_cann_image_tags_are_published_at_the_source_commit(cann):
     entry = release_entry("cann-images", cann)
-    for path in entry["source"]["paths"]:
-        text = subprocess.run(["git", "-C", CANN_IMAGE_REPO, "show", f"{entry['source']['tag']}:{path}"],
+    for path in entry.source.paths:
+        text = subprocess.run(["git", "-C", CANN_IMAGE_REPO, "show", f"{entry.source.tag}:{path}"],
                               capture_output=True, text=True, check=True).stdout
         assert text
     listing = subprocess.run(["git", "-C", CANN_IMAGE_REPO, "show",
-                              f"{entry['source']['tag']}:{entry['source']['paths'][0]}"],
+                              f"{entry.source.tag}:{entry.source.paths[0]}"],
                              capture_output=True, text=True, check=True).stdout
-    for tag in entry["tags"].values():
+    for tag in entry.tags.values():
         assert f'"{tag}"' in listing, tag

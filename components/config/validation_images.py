@@ -14,14 +14,14 @@ CATALOG = "cann-images"
 def catalogued_image(cann: str, chip: str) -> Optional[Image]:
     """The CANN image the catalog names for this CANN version (any case) and chip, if any."""
     for version, entry in component_releases(CATALOG).items():
-        if version.lower() == cann.lower() and chip in entry["tags"]:
-            return Image(repository=entry["repository"], tag=entry["tags"][chip])
+        if version.lower() == cann.lower() and chip in entry.tags:
+            return Image(repository=entry.repository, tag=entry.tags[chip])
     return None
 
 
 def catalogued_for(chip: str) -> list[str]:
     """The CANN versions the catalog has an image of this chip for."""
-    return [version for version, entry in component_releases(CATALOG).items() if chip in entry["tags"]]
+    return [version for version, entry in component_releases(CATALOG).items() if chip in entry.tags]
 
 
 def job_image(images: dict, cann: str, chip: str) -> Optional[Image]:

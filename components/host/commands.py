@@ -55,7 +55,7 @@ def _versions(spec: StackSpec) -> list[tuple[str, str]]:
 
 def runtime_record_version(release: str) -> str:
     """The `version=` value the runtime's installer records for RELEASE (`v6.0.0`), from the release catalog."""
-    lines = release_entry("docker-runtime", release)["installer"]["record"]["lines"]
+    lines = release_entry("docker-runtime", release).installer.record.lines
     line = next(line for line in lines if line.startswith("version="))
     return line.partition("=")[2].format(version=release)
 
@@ -79,9 +79,9 @@ def _install_settings(spec: StackSpec, node: NodeSpec, staging_dir: str) -> list
     settings += spec.rollout.timeouts.parameters() + os_settings(node)
     if spec.packages.source is Source.MIRROR:
         settings.append(("ASCEND_MIRROR_URL", spec.packages.mirror_url or ""))
-    prompt = release_entry("docker-runtime", spec.versions.docker_runtime)["installer"].get("stdin_prompt")
+    prompt = release_entry("docker-runtime", spec.versions.docker_runtime).installer.stdin_prompt
     if prompt:
-        settings.append(("ASCEND_DOCKER_RUNTIME_ANSWER", prompt["answer"]))
+        settings.append(("ASCEND_DOCKER_RUNTIME_ANSWER", prompt.answer))
     if node.container_runtime is ContainerRuntime.DOCKER and not spec.cluster.ascend_default_runtime:
         settings.append(("ASCEND_CRI_DOCKERD_MIN", CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS))
     return settings

@@ -1,4 +1,4 @@
-"""Read the release catalog: one YAML file per component, one entry per release, each naming its source."""
+"""Read the release catalog: one YAML file per component, one entry per release, each checked by its kind's model."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -6,11 +6,23 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
+
+from components.releases.entries import CatalogModel, DevicePlugin, NpuExporter
+from components.releases.installers import Cann, CannImages, DockerRuntime, NpuDriver, NpuFirmware
 
 CATALOG_DIR = Path(__file__).parent
-SOURCE_KEYS = ("repository", "tag", "paths")
 # libyaml's loader where PyYAML has it: the catalog is read on every plan, and the pure-Python one takes 10x longer.
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+KINDS: dict[str, type[CatalogModel]] = {
+    "device-plugin": DevicePlugin, "npu-exporter": NpuExporter, "docker-runtime": DockerRuntime,
+    "npu-driver": NpuDriver, "npu-firmware": NpuFirmware, "cann": Cann, "cann-images": CannImages,
+}
+PROBLEMS = {"missing": "missing (every entry of this kind needs it)", "extra_forbidden": "not a field of this kind"}
+
+
+class CatalogError(ValueError):
+    """A catalog file or entry its kind's model refuses; the message names the file, the release and the field."""
 
 
 class UnknownRelease(LookupError):
@@ -22,23 +34,45 @@ class UnknownRelease(LookupError):
                          f"{', '.join(known) or 'none'}")
 
 
-def _checked(component: str, data: Any) -> dict[str, dict[str, Any]]:
+def _problems(error: ValidationError) -> list[str]:
+    lines = []
+    for problem in error.errors():
+        field = ".".join(str(part) for part in problem["loc"]) or "(the entry)"
+        words = PROBLEMS.get(problem["type"], problem["msg"])
+        given = "" if problem["type"] == "missing" else f" (given: {problem['input']!r:.60})"
+        lines.append(f"{field}: {words}{given}")
+    return lines
+
+
+def parse_releases(component: str, text: str, file: str = "") -> dict[str, Any]:
+    """Every release of a `<component>.yaml` text, each an instance of its kind's model; CatalogError otherwise."""
+    file = file or f"{component}.yaml"
+    if component not in KINDS:
+        raise CatalogError(f"{file}: no entry model for component {component!r}; known: {', '.join(KINDS)}")
+    data = yaml.load(text, Loader=LOADER)
     releases = data.get("releases") if isinstance(data, dict) else None
     if not isinstance(releases, dict) or not releases:
-        raise ValueError(f"{component}.yaml: expected a mapping 'releases: {{<release>: {{...}}}}'")
+        raise CatalogError(f"{file}: expected a mapping 'releases: {{<release>: {{...}}}}'")
+    stray = [key for key in data if key != "releases" and not str(key).startswith("x-")]
+    if stray:
+        raise CatalogError(f"{file}: unknown top-level key(s) {', '.join(map(str, stray))} (only `releases` and "
+                           "`x-` anchors)")
+    parsed = {}
     for release, entry in releases.items():
-        source = entry.get("source") if isinstance(entry, dict) else None
-        missing = [k for k in SOURCE_KEYS if not (isinstance(source, dict) and source.get(k))]
-        if missing:
-            raise ValueError(f"{component}.yaml: release {release} has no source {', '.join(missing)}")
-    return releases
+        if not isinstance(release, str):
+            raise CatalogError(f"{file}: release {release!r} must be written as a string (quote it)")
+        try:
+            parsed[release] = KINDS[component].model_validate(entry)
+        except ValidationError as error:
+            raise CatalogError(f"{file}: release {release}: " + "; ".join(_problems(error))) from None
+    return parsed
 
 
 @lru_cache(maxsize=None)
-def component_releases(component: str) -> dict[str, dict[str, Any]]:
-    """Every catalogued release of `component` (file `<component>.yaml` beside this module)."""
+def component_releases(component: str) -> dict[str, Any]:
+    """Every catalogued release of `component` (file `<component>.yaml` in CATALOG_DIR), in file order."""
     path = CATALOG_DIR / f"{component}.yaml"
-    return _checked(component, yaml.load(path.read_text(encoding="utf-8"), Loader=LOADER))
+    return parse_releases(component, path.read_text(encoding="utf-8"), path.name)
 
 
 def known_releases(component: str) -> list[str]:
@@ -46,8 +80,8 @@ def known_releases(component: str) -> list[str]:
     return list(component_releases(component))
 
 
-def release_entry(component: str, release: str) -> dict[str, Any]:
-    """The catalog entry of one release; `UnknownRelease` lists the known ones when there is none."""
+def release_entry(component: str, release: str) -> Any:
+    """The catalog entry of one release (its kind's model); `UnknownRelease` lists the known ones when there is none."""
     releases = component_releases(component)
     if release not in releases:
         raise UnknownRelease(component, release, list(releases))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from components.releases.catalog import component_releases, release_entry  # noqa: E402
+from components.releases.installers import DockerRuntime, NpuDriver, NpuFirmware  # noqa: E402
 
 RUNTIME_HOME = "/usr/local/Ascend/Ascend-Docker-Runtime"
 # The character devices the driver's modules create (MindCluster ascend-device-plugin pkg/common/constants.go,
@@ -23,7 +24,7 @@ RUNTIME_PATH = f"{RUNTIME_HOME}/ascend-docker-runtime"
 COMPONENT = {"driver": "npu-driver", "firmware": "npu-firmware", "dockerRuntime": "docker-runtime"}
 
 
-def entry(kind: str, version: str) -> dict:
+def entry(kind: str, version: str) -> DockerRuntime | NpuDriver | NpuFirmware:
     """The catalog entry of a release; a driver file version with an extra patch (25.0.rc1.1) takes its release's."""
     releases = component_releases(COMPONENT[kind])
     for release in releases:
@@ -34,10 +35,10 @@ def entry(kind: str, version: str) -> dict:
 
 def runtime_record(version: str, arch: str, scene: str, config_file_path: str = "") -> str:
     """The runtime's record file, line for line as its release's run_main.sh writes it."""
-    record = entry("dockerRuntime", version)["installer"]["record"]
+    record = entry("dockerRuntime", version).installer.record
     values = {"version": version, "arch": arch, "path": RUNTIME_HOME, "scene": scene,
               "config_file_path": config_file_path}
-    return "".join(line.format(**values) + "\n" for line in record["lines"])
+    return "".join(line.format(**values) + "\n" for line in record.lines)
 
 
 def ascend(root: Path) -> Path:
@@ -78,19 +79,19 @@ def write(root: Path, kind: str, version: str, arch: str, scene: str = "containe
     root = Path(root)
     home = ascend(root)
     if kind == "driver":
-        record = entry(kind, version)["record"]
+        record = entry(kind, version).record
         _write(home / "driver/version.info", [
-            ("Version", version), ("Innerversion", record["innerversion"]),
-            ("compatible_version", record["compatible_version"]),
-            ("compatible_version_fw", record["compatible_version_fw"]), ("package_version", version)])
+            ("Version", version), ("Innerversion", record.innerversion),
+            ("compatible_version", record.compatible_version),
+            ("compatible_version_fw", record.compatible_version_fw), ("package_version", version)])
         _install_info(root, Driver_Install_Path_Param="/usr/local/Ascend", Driver_Install_Status="complete",
                       UserName="HwHiAiUser", UserGroup="HwHiAiUser")
         write_devices(root)
     elif kind == "firmware":
-        record = entry(kind, version)["record"]
+        record = entry(kind, version).record
         _write(home / "firmware/version.info", [
-            ("Version", version), ("firmware_version", "1.0"), ("package_version", record["package_version"]),
-            ("compatible_version_drv", record["compatible_version_drv"])])
+            ("Version", version), ("firmware_version", "1.0"), ("package_version", record.package_version),
+            ("compatible_version_drv", record.compatible_version_drv)])
         _install_info(root, Firmware_Install_Path_Param="/usr/local/Ascend", Firmware_Install_Status="complete")
     elif kind == "toolkit":
         base = cann_home(root, version)
@@ -149,7 +150,7 @@ def write_runtime_record(root: Path, version: str, arch: str, scene: str, config
     path = ascend(root) / "Ascend-Docker-Runtime/ascend_docker_runtime_install.info"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(runtime_record(version, arch, scene, config_file_path))
-    os.chmod(path, int(entry("dockerRuntime", version)["installer"]["record"]["mode"], 8))
+    os.chmod(path, int(entry("dockerRuntime", version).installer.record.mode, 8))
 
 
 def installed(root: Path, kind: str, arch: str) -> str | None:

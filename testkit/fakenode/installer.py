@@ -19,15 +19,16 @@ import ascend_files  # noqa: E402
 import runtime_installer  # noqa: E402
 import sandbox  # noqa: E402
 from components.releases.catalog import component_releases  # noqa: E402
+from components.releases.installers import Installer  # noqa: E402
 
 ACTIONS = ("--full", "--install", "--upgrade", "--uninstall", "--check")
 
 
-def installer_facts(kind: str, version: str) -> dict:
+def installer_facts(kind: str, version: str) -> Installer:
     """The catalog's installer facts for this package (CANN's are the same for every catalogued release)."""
     if kind in ("toolkit", "kernels"):
-        return next(iter(component_releases("cann").values()))["installer"]
-    return ascend_files.entry(kind, version)["installer"]
+        return next(iter(component_releases("cann").values())).installer
+    return ascend_files.entry(kind, version).installer
 
 
 class Refused(Exception):
@@ -36,7 +37,7 @@ class Refused(Exception):
 
 def check_flags(kind: str, version: str, args: list[str]) -> str:
     """The one action the flags ask for, or Refused the way the real installers refuse."""
-    allowed = installer_facts(kind, version)["flags"]
+    allowed = installer_facts(kind, version).flags
     for arg in args:
         name, has_value, _ = arg.partition("=")
         if (name + "=" if has_value else name) not in allowed:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ascend_files  # noqa: E402
+from components.releases.installers import RuntimeInstaller  # noqa: E402
 
 SCENE_CONFIG = {"docker": "/etc/docker/daemon.json", "containerd": "/etc/containerd/config.toml",
                 "isula": "/etc/isulad/daemon.json"}
@@ -28,8 +29,8 @@ class Failed(Exception):
     """run_main.sh logs this and exits 1."""
 
 
-def _options(installer: dict, args: list[str]) -> dict:
-    flags = installer["flags"]
+def _options(installer: RuntimeInstaller, args: list[str]) -> dict:
+    flags = installer.flags
     options = {"actions": []}
     for arg in args:
         name, has_value, value = arg.partition("=")
@@ -38,7 +39,7 @@ def _options(installer: dict, args: list[str]) -> dict:
         if name in ("--install", "--uninstall", "--upgrade"):
             options["actions"].append(name)
         elif name == "--install-scene":
-            if value not in installer["install_scenes"]:
+            if value not in installer.install_scenes:
                 raise Failed("failed, please check the parameter of --install-scene=<scene>")
             options["scene"] = value
         elif name == "--config-file-path":
@@ -82,7 +83,7 @@ def _edit_config_toml(path: Path, add: bool, adds_ascend_runtime: bool) -> None:
     path.write_text(f'{head}{RUNC_OPTIONS}\n  BinaryName = "{value}"{rest}')
 
 
-def _engine_config(root: Path, options: dict, scene: str, installer: dict, add: bool) -> bool:
+def _engine_config(root: Path, options: dict, scene: str, installer: RuntimeInstaller, add: bool) -> bool:
     """Edit the scene's config (or --config-file-path); False when it does not exist and nothing was done."""
     path = root / (options.get("config") or SCENE_CONFIG[scene]).lstrip("/")
     if not path.exists():
@@ -93,16 +94,16 @@ def _engine_config(root: Path, options: dict, scene: str, installer: dict, add: 
             default = subprocess.run(["containerd", "config", "default"], capture_output=True, text=True)
             path.write_text(default.stdout)
     if scene == "containerd":
-        _edit_config_toml(path, add, installer["engine_config"]["containerd"]["adds_ascend_runtime"])
+        _edit_config_toml(path, add, installer.engine_config.containerd.adds_ascend_runtime)
     else:
         _edit_daemon_json(path, add, reserve_default=scene == "isula")
     os.chmod(path, 0o600)  # run_main.sh: chmod 600 ${DST}; uninstall moves in the helper's 0600 output
     return True
 
 
-def _accept_eula(installer: dict, action: str) -> None:
-    prompt = installer.get("stdin_prompt")
-    if not prompt or action not in prompt["for"]:
+def _accept_eula(installer: RuntimeInstaller, action: str) -> None:
+    prompt = installer.stdin_prompt
+    if not prompt or action not in prompt.actions:
         return
     for line in sys.stdin:
         if line.strip().lower() in ("y", "n"):
@@ -114,11 +115,11 @@ def _accept_eula(installer: dict, action: str) -> None:
 
 def run(root: Path, version: str, arch: str, args: list[str]) -> int:
     """One run of the installer; its exit code."""
-    installer = ascend_files.entry("dockerRuntime", version)["installer"]
+    installer = ascend_files.entry("dockerRuntime", version).installer
     options = _options(installer, args)
     if options.get("config") and not (root / options["config"].lstrip("/")).exists():
         raise Failed(f"failed, file '{options['config']}' does not exist.")
-    scene = options.get("scene", installer["install_scene_default"])
+    scene = options.get("scene", installer.install_scene_default)
     home = ascend_files.ascend(root) / "Ascend-Docker-Runtime"
     action = next((a for a in ("--install", "--uninstall", "--upgrade") if a in options["actions"]), None)
     if action is None:

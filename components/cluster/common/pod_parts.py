@@ -5,6 +5,7 @@ from typing import Any, Optional
 
 from components.cluster.common.metadata import metadata, selector_labels
 from components.cluster.common.node_labels import NPU_TAINT_KEYS, READY
+from components.releases.entries import Healthz
 
 
 def tolerations(values: dict[str, Any]) -> list[dict[str, str]]:
@@ -30,9 +31,9 @@ def http_liveness(port: int | str, path: str) -> dict[str, Any]:
             "timeoutSeconds": 5, "failureThreshold": 3}
 
 
-def release_liveness(port: int | str, healthz: dict[str, Any]) -> dict[str, Any]:
+def release_liveness(port: int | str, healthz: Healthz) -> dict[str, Any]:
     """The liveness probe a release's own manifest sets on its health endpoint (path and timings)."""
-    return {"httpGet": {"path": healthz["path"], "port": port}, **healthz["probe"]}
+    return {"httpGet": {"path": healthz.path, "port": port}, **healthz.probe.manifest()}
 
 
 def host_path(name: str, path: str, path_type: str = "") -> dict[str, Any]:

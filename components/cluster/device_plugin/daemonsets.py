@@ -9,6 +9,7 @@ from components.cluster.common.pod_parts import daemonset, host_path, node_selec
     tolerations
 from components.cluster.device_plugin.rbac import DEVICE_PLUGIN_SA
 from components.releases.catalog import release_entry
+from components.releases.entries import DevicePlugin
 
 COMPONENT = "device-plugin"
 
@@ -29,7 +30,7 @@ def daemonset_name(chip: str) -> str:
     return f"{APP}-{chip.lower()}"
 
 
-def plugin_release(values: dict[str, Any]) -> dict[str, Any]:
+def plugin_release(values: dict[str, Any]) -> DevicePlugin:
     """The catalog entry of the pinned device plugin release."""
     return release_entry(COMPONENT, values["devicePlugin"]["release"])
 
@@ -37,11 +38,11 @@ def plugin_release(values: dict[str, Any]) -> dict[str, Any]:
 def plugin_args(values: dict[str, Any]) -> list[str]:
     """The release's own flags (log file, and `-useAscendDocker` where it has it), Volcano mode, healthz."""
     release = plugin_release(values)
-    args = list(release["args"])
+    args = list(release.args)
     if values["devicePlugin"]["volcano"]:
-        args += release["volcanoArgs"]
-    if release["healthz"]:
-        args += release["healthz"]["flags"]
+        args += release.volcano_args
+    if release.healthz:
+        args += release.healthz.flags
     return args
 
 
@@ -53,7 +54,7 @@ def plugin_env(values: dict[str, Any]) -> list[dict[str, Any]]:
     pod runs on runc, so it is set here and NPUs are always handed out for the Ascend runtime to inject.
     """
     release = plugin_release(values)
-    return [*release["env"], {"name": release["ascendDockerEnv"], "value": "True"}]
+    return [*(var.manifest() for var in release.env), {"name": release.ascend_docker_env, "value": "True"}]
 
 
 def plugin_mounts(values: dict[str, Any]) -> list[Mount]:
@@ -61,13 +62,13 @@ def plugin_mounts(values: dict[str, Any]) -> list[Mount]:
     reads, our own log directory and the node's time zone."""
     release = plugin_release(values)
     mounts: list[Mount] = []
-    volcano = release["volcanoMounts"] if values["devicePlugin"]["volcano"] else []
-    for mount in [*release["mounts"], *release["detectorMounts"], *volcano]:
-        if mount["name"] == OWN_LOG[0]:
+    volcano = release.volcano_mounts if values["devicePlugin"]["volcano"] else []
+    for mount in [*release.mounts, *release.detector_mounts, *volcano]:
+        if mount.name == OWN_LOG[0]:
             mounts.append(OWN_LOG)
-        elif mount["name"] not in NOT_MOUNTED:
-            kind = mount.get("type") or ("Directory" if mount["path"] in CHECKED else "")
-            mounts.append((mount["name"], mount["path"], kind, mount.get("readOnly", False)))
+        elif mount.name not in NOT_MOUNTED:
+            kind = mount.type or ("Directory" if mount.path in CHECKED else "")
+            mounts.append((mount.name, mount.path, kind, mount.read_only))
     return mounts + ([] if any(m[0] == LOCALTIME[0] for m in mounts) else [LOCALTIME])
 
 
@@ -81,13 +82,13 @@ def _container(values: dict[str, Any]) -> dict[str, Any]:
         "args": plugin_args(values),
         "env": plugin_env(values),
     }
-    if release["healthz"]:  # a release without a health endpoint gets no port and no probe
-        container["ports"] = [{"name": "healthz", "containerPort": release["healthz"]["port"], "protocol": "TCP"}]
+    if release.healthz:  # a release without a health endpoint gets no port and no probe
+        container["ports"] = [{"name": "healthz", "containerPort": release.healthz.port, "protocol": "TCP"}]
     container["resources"] = requests_equal_limits(plugin["resources"])
-    if release["healthz"]:
-        container["livenessProbe"] = release_liveness("healthz", release["healthz"])
+    if release.healthz:
+        container["livenessProbe"] = release_liveness("healthz", release.healthz)
     # Privileged: it opens /dev/davinci* and the driver's management devices on the host.
-    container["securityContext"] = dict(release["securityContext"])
+    container["securityContext"] = release.security_context.manifest()
     container["volumeMounts"] = [{"name": name, "mountPath": path, **({"readOnly": True} if ro else {})}
                                  for name, path, _, ro in plugin_mounts(values)]
     return container
@@ -95,7 +96,7 @@ def _container(values: dict[str, Any]) -> dict[str, Any]:
 
 def _pod_spec(values: dict[str, Any], chip: str) -> dict[str, Any]:
     plugin = values["devicePlugin"]
-    host_pid = {"hostPID": True} if plugin_release(values)["hostPID"] else {}
+    host_pid = {"hostPID": True} if plugin_release(values).host_pid else {}
     return {
         "serviceAccountName": DEVICE_PLUGIN_SA,
         "automountServiceAccountToken": True,

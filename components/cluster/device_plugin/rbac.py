@@ -14,12 +14,12 @@ image (components/releases/device-plugin.yaml), in three parts:
 """
 from __future__ import annotations
 
-from copy import deepcopy
 from typing import Any
 
 from components.cluster.common.metadata import image_version, metadata
 from components.cluster.common.pod_parts import service_account
 from components.releases.catalog import release_entry
+from components.releases.entries import Rule
 
 DEVICE_PLUGIN_SA = "ascend-device-plugin"
 DEVICE_PLUGIN_ROLE = "ascend-npu-device-plugin"
@@ -37,8 +37,9 @@ def _binding(kind: str, meta: dict[str, Any], role_kind: str, role: str, values:
             "subjects": [{"kind": "ServiceAccount", "name": DEVICE_PLUGIN_SA, "namespace": values["namespace"]}]}
 
 
-def _role(kind: str, meta: dict[str, Any], rules: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta, "rules": deepcopy(rules)}
+def _role(kind: str, meta: dict[str, Any], rules: list[Rule]) -> dict[str, Any]:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta,
+            "rules": [rule.manifest() for rule in rules]}
 
 
 def chip_role_name(chip: str) -> str:
@@ -50,20 +51,20 @@ def build_device_plugin_rbac(values: dict[str, Any]) -> list[dict[str, Any]]:
     """The release's cluster-wide rules, the extra rules of each chip present, its device-info Role."""
     plugin = values["devicePlugin"]
     version = image_version(plugin["image"])
-    rbac = release_entry("device-plugin", plugin["release"])["rbac"]
+    rbac = release_entry("device-plugin", plugin["release"]).rbac
 
     def meta(name: str, namespace: str | None = None) -> dict[str, Any]:
         return metadata(values, name, "device-plugin", DEVICE_PLUGIN_SA, version, namespace)
 
-    objects = [_role("ClusterRole", meta(DEVICE_PLUGIN_ROLE), rbac["cluster"]),
+    objects = [_role("ClusterRole", meta(DEVICE_PLUGIN_ROLE), rbac.cluster),
                _binding("ClusterRoleBinding", meta(DEVICE_PLUGIN_ROLE), "ClusterRole", DEVICE_PLUGIN_ROLE, values)]
     for chip in plugin["chips"]:
-        if rbac["chips"].get(chip):
+        if rbac.chips.get(chip):
             name = chip_role_name(chip)
-            objects += [_role("ClusterRole", meta(name), rbac["chips"][chip]),
+            objects += [_role("ClusterRole", meta(name), rbac.chips[chip]),
                         _binding("ClusterRoleBinding", meta(name), "ClusterRole", name, values)]
-    namespace = rbac["deviceInfoNamespace"]
+    namespace = rbac.device_info_namespace
     return objects + [
-        _role("Role", meta(DEVICE_PLUGIN_ROLE, namespace), rbac["deviceInfo"]),
+        _role("Role", meta(DEVICE_PLUGIN_ROLE, namespace), rbac.device_info),
         _binding("RoleBinding", meta(DEVICE_PLUGIN_ROLE, namespace), "Role", DEVICE_PLUGIN_ROLE, values),
     ]

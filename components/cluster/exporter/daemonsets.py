@@ -9,6 +9,7 @@ from components.cluster.common.pod_parts import daemonset, host_path, http_liven
     requests_equal_limits, service_account, tolerations
 from components.cluster.common.template_functions import template_function
 from components.releases.catalog import release_entry
+from components.releases.entries import NpuExporter
 
 COMPONENT = "npu-exporter"
 APP = "npu-exporter"
@@ -50,7 +51,7 @@ def exporter_meta(values: dict[str, Any], name: str, labels: dict[str, str] | No
     return metadata(values, name, "exporter", APP, image_version(exporter["image"]), values["namespace"], labels)
 
 
-def exporter_release(values: dict[str, Any]) -> dict[str, Any]:
+def exporter_release(values: dict[str, Any]) -> NpuExporter:
     """The catalog entry of the pinned exporter release."""
     return release_entry(COMPONENT, values["exporter"]["release"])
 
@@ -67,21 +68,21 @@ def exporter_args(values: dict[str, Any], engine: str) -> list[str]:
     and healthz where it has it."""
     exporter, release = values["exporter"], exporter_release(values)
     args: list[str] = []
-    for arg in release["args"]:
+    for arg in release.args:
         if arg == "{updateTime}":
-            args += update_time_args(exporter["updateTime"], release["updateTime"])
+            args += update_time_args(exporter["updateTime"], release.update_time)
         elif not arg.startswith("-containerMode="):
             args.append(arg.format(port=exporter["port"]))
-    return args + ENGINE_ARGS[engine] + (release["healthz"]["flags"] if release["healthz"] else [])
+    return args + ENGINE_ARGS[engine] + (release.healthz.flags if release.healthz else [])
 
 
 def _pod_spec(values: dict[str, Any], engine: str) -> dict[str, Any]:
     exporter, release = values["exporter"], exporter_release(values)
     mounts = COMMON_MOUNTS + ENGINE_MOUNTS[engine]
-    healthz = release["healthz"]
+    healthz = release.healthz
     ports = [{"name": PORT_NAME, "containerPort": exporter["port"], "protocol": "TCP"}]
     if healthz:
-        ports.append({"name": "healthz", "containerPort": healthz["port"], "protocol": "TCP"})
+        ports.append({"name": "healthz", "containerPort": healthz.port, "protocol": "TCP"})
     container = {
         "name": "npu-exporter",
         "image": image_reference(exporter["image"]),
@@ -93,7 +94,7 @@ def _pod_spec(values: dict[str, Any], engine: str) -> dict[str, Any]:
         # The release's health endpoint; without one, the index page the metrics listener serves at `/`.
         "livenessProbe": release_liveness("healthz", healthz) if healthz else http_liveness(PORT_NAME, "/"),
         # Privileged as root: DCMI reads the chips through the driver's devices.
-        "securityContext": dict(release["securityContext"]),
+        "securityContext": release.security_context.manifest(),
         "volumeMounts": [{"name": name, "mountPath": path, **({"readOnly": True} if ro else {})}
                          for name, path, _, ro in mounts],
     }
