@@ -1,5 +1,4 @@
-"""Every rule the pack serves has its page beside its module (sections, examples the pack judges as stated) and
-pass and fail fixtures."""
+"""Every rule the pack serves has its page beside its module, examples the pack judges as stated, and fixtures."""
 from __future__ import annotations
 
 import pkgutil
@@ -12,6 +11,7 @@ from pulumi.runtime.proto import analyzer_pb2
 
 from tests.policies.test_rules import FIXTURES, LEVELS, STACK_FIXTURES, UNKNOWN, as_recorded
 from tests.stacks import ROOT
+from tests.test_docs import link_problems
 
 RULES = ROOT / "policies" / "rules"
 SECTIONS = ["What it blocks", "Why", "Problematic example", "Correct example", "Configuration"]
@@ -84,6 +84,10 @@ def test_rules_are_served_in_the_order_of_their_modules(pack):
 
 def test_every_rule_has_its_page_and_its_fixtures(pack):
     assert rule_problems(pack) == []
+
+
+def test_rule_pages_link_only_to_what_exists():
+    assert [problem for page in sorted(RULES.glob("*.md")) for problem in link_problems(page, page.read_text())] == []
 
 
 def test_the_page_check_sees_what_a_page_lacks(pack, tmp_path):
