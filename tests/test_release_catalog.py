@@ -10,8 +10,8 @@ import pytest
 
 from components.config.cluster import Exporter
 from components.releases import catalog
-from components.releases.catalog import CatalogError, UnknownRelease, component_releases, known_releases, parse_releases, \
-    release_entry
+from components.releases.catalog import CatalogError, UnknownRelease, component_releases, known_releases, \
+    parse_releases, release_entry
 from components.releases.entries import Mount
 from tests import mind_cluster_source as source
 
@@ -104,6 +104,11 @@ releases:
       toolkit_record: toolkit.info
       kernels_record: kernels.info
 """
+
+
+@pytest.mark.parametrize("component", sorted(catalog.KINDS))
+def test_every_catalog_file_loads_as_its_kinds_model(component):
+    assert all(isinstance(entry, catalog.KINDS[component]) for entry in component_releases(component).values())
 
 
 def test_a_well_formed_entry_loads_as_its_kinds_model():
