@@ -24,3 +24,8 @@ def build_exporter_network_policy(values: dict[str, Any]) -> dict[str, Any]:
                      "policyTypes": ["Ingress"],
                      "ingress": [{"from": [source],
                                   "ports": [{"protocol": "TCP", "port": values["exporter"]["port"]}]}]}}
+
+
+def build_exporter_endpoint(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Service and the NetworkPolicy in front of the exporter pods."""
+    return [build_exporter_service(values), build_exporter_network_policy(values)]

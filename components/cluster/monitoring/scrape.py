@@ -7,6 +7,8 @@ import yaml
 
 from components.cluster.common.metadata import image_version, metadata
 from components.cluster.exporter.daemonsets import APP, PORT_NAME
+from components.cluster.monitoring.alerts import build_prometheus_rule, build_rules_config_map
+from components.cluster.monitoring.grafana_dashboard import build_dashboard_config_map
 
 SCRAPE_KEY = "ascend-npu-scrape.yaml"
 # Target labels every exporter series carries: (discovered meta label, target label). The node labels
@@ -71,3 +73,14 @@ def build_pod_monitor(values: dict[str, Any]) -> dict[str, Any]:
             "podMetricsEndpoints": [{"port": PORT_NAME, "path": "/metrics", "relabelings": relabelings}],
         },
     }
+
+
+def monitoring_objects(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """Scrape job, alerts and dashboard: the operator's kinds with the operator, else a Secret and a ConfigMap."""
+    if values["monitoring"]["prometheusOperator"]:
+        objects = [build_pod_monitor(values), build_prometheus_rule(values)]
+    else:
+        objects = [build_scrape_secret(values), build_rules_config_map(values)]
+    if values["monitoring"]["grafanaDashboard"]:
+        objects.append(build_dashboard_config_map(values))
+    return objects

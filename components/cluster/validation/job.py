@@ -34,6 +34,16 @@ def job_name(values: dict[str, Any], chip: str) -> str:
     return f"{APP}-{chip.lower()}-{version_hash(values, chip)}"
 
 
+def canary_node(values: dict[str, Any], chip: str) -> str:
+    """The node `chip`'s Job runs on: it waits for that node's labels."""
+    return values["validation"]["jobs"][chip]["node"]
+
+
+def create_timeout(values: dict[str, Any]) -> str:
+    """How long Pulumi waits for a Job to complete: as long as the Job may run, and two minutes more."""
+    return f"{values['validation']['timeoutSeconds'] + 120}s"
+
+
 def build_validation_job(values: dict[str, Any], chip: str) -> dict[str, Any]:
     """A Job on `chip`'s canary that must complete for `pulumi up` to succeed; it fails after `timeoutSeconds`."""
     validation, job = values["validation"], values["validation"]["jobs"][chip]
