@@ -12,7 +12,7 @@ from components.config.compatibility import load_matrix
 from components.config.problems import SpecError
 from components.host.commands import runtime_record_version
 from components.host.script_set import SCRIPTS
-from components.releases.catalog import component_releases, known_releases
+from components.releases.catalog import INSTALLER_COMPONENTS, component_releases, installer_entry, known_releases
 from components.releases.installers import StdinPrompt
 from testkit.fakenode.packages import NEW, build_packages, stack_config
 
@@ -30,6 +30,16 @@ def test_only_runtime_26_1_0_asks_for_the_eula_on_stdin():
     prompts = {release: entry.installer.stdin_prompt for release, entry in component_releases("docker-runtime").items()}
     eula = StdinPrompt(answer="y", actions=["--install", "--upgrade"])
     assert prompts == {"6.0.0": None, "6.0.RC3": None, "26.1.0": eula}
+
+
+def test_every_installer_kind_reads_its_flags_from_its_catalog_file():
+    for kind, component in INSTALLER_COMPONENTS.items():
+        for release in known_releases(component):
+            installer = installer_entry(kind, release)
+            assert installer.flags and installer.exit_codes[0]
+    assert installer_entry("driver", "24.1.rc3").fresh == ["--full", "--install-for-all", "--quiet"]
+    assert installer_entry("firmware", "7.7.0.1.231").reboot_exit_code == 2
+    assert installer_entry("kernels", "8.0.0").kernels_record.endswith("(version_dir=)")
 
 
 def test_a_runtime_release_outside_the_catalog_is_refused_with_the_known_ones(tmp_path):

@@ -9,7 +9,7 @@ import yaml
 from pydantic import ValidationError
 
 from components.releases.entries import CatalogModel, DevicePlugin, NpuExporter
-from components.releases.installers import Cann, CannImages, DockerRuntime, NpuDriver, NpuFirmware
+from components.releases.installers import Cann, CannImages, DockerRuntime, Installer, NpuDriver, NpuFirmware
 
 CATALOG_DIR = Path(__file__).parent
 # libyaml's loader where PyYAML has it: the catalog is read on every plan, and the pure-Python one takes 10x longer.
@@ -18,6 +18,10 @@ KINDS: dict[str, type[CatalogModel]] = {
     "device-plugin": DevicePlugin, "npu-exporter": NpuExporter, "docker-runtime": DockerRuntime,
     "npu-driver": NpuDriver, "npu-firmware": NpuFirmware, "cann": Cann, "cann-images": CannImages,
 }
+# The catalog file of each installer kind (the package kinds of components/config/packages.py): CANN's toolkit and
+# kernels packages share cann.yaml.
+INSTALLER_COMPONENTS = {"driver": "npu-driver", "firmware": "npu-firmware", "toolkit": "cann", "kernels": "cann",
+                        "dockerRuntime": "docker-runtime"}
 PROBLEMS = {"missing": "missing (every entry of this kind needs it)", "extra_forbidden": "not a field of this kind"}
 
 
@@ -86,3 +90,8 @@ def release_entry(component: str, release: str) -> Any:
     if release not in releases:
         raise UnknownRelease(component, release, list(releases))
     return releases[release]
+
+
+def installer_entry(kind: str, release: str) -> Installer:
+    """The installer facts of one package kind's release: `installer_entry("driver", "24.1.rc3").flags`."""
+    return release_entry(INSTALLER_COMPONENTS[kind], release).installer
