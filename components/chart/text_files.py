@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import json
 
-from components.chart.helpers_tpl import CHART_NAME
 from components.chart.values_yaml import parameter_tables
 from components.cluster.common.node_labels import ACCELERATORS, CHIP, CONTAINER_RUNTIME, READY, RESOURCE_NAMES
 from components.cluster.validation.job import APP as VALIDATION_APP
 from components.cluster.values_contract import chart_only_values
 from components.config.cluster import DevicePlugin
 
+CHART_NAME = "ascend-npu"
 CHART_VERSION = "0.1.0"
 KUBE_VERSION = ">=1.28.0-0"
 DESCRIPTION = ("Ascend NPU device plugin, NPU exporter, alerts, dashboard and validation Job for Kubernetes, "

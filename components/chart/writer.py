@@ -4,17 +4,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from components.chart.helpers_tpl import CHART_NAME, helpers_tpl
 from components.chart.object_template import ManifestWriter
 from components.chart.placeholder_values import STRING_TOKEN
 from components.chart.switches import Explorer, TemplateObject
-from components.chart.text_files import chart_yaml, helmignore, notes_txt, readme
+from components.chart.text_files import CHART_NAME, chart_yaml, helmignore, notes_txt, readme
 from components.chart.values_yaml import values_yaml
 from components.cluster.values_contract import default_values, values_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART_DIR = ROOT / "charts" / CHART_NAME
 DIST_DIR = ROOT / "dist"
+HELPERS = Path(__file__).resolve().parent / "templates" / "_helpers.tpl"
 NAME_PREFIXES = ("ascend-npu-", "ascend-", "npu-")
 
 
@@ -58,7 +58,7 @@ def chart_files() -> dict[str, str]:
         "README.md": readme(values_text),
         "values.yaml": values_text,
         "values.schema.json": json.dumps(schema, indent=2) + "\n",
-        "templates/_helpers.tpl": helpers_tpl(),
+        "templates/_helpers.tpl": HELPERS.read_text(),
         "templates/NOTES.txt": notes_txt(),
         **template_files(),
     }

@@ -1,6 +1,7 @@
 """The committed chart is what the generator makes, byte for byte, laid out as the project's Helm rules say."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -12,8 +13,8 @@ import pytest
 import yaml
 
 from components.chart.__main__ import main
-from components.chart.helpers_tpl import CHART_NAME
-from components.chart.writer import CHART_DIR, ROOT, chart_files, drift, write_chart
+from components.chart.text_files import CHART_NAME
+from components.chart.writer import CHART_DIR, HELPERS, ROOT, chart_files, drift, write_chart
 from components.cluster.common import metadata, node_labels
 from components.cluster.dashboard_access import rbac as dashboard_access
 from components.cluster.validation import job as validation_job
@@ -96,6 +97,13 @@ def test_optional_parts_sit_behind_their_flags():
         assert f"{{{{- if .Values.{flag} }}}}" in texts or f" .Values.{flag}" in texts, flag
     for chip in ("910", "910B", "310", "310P"):
         assert f'{{{{- if has "{chip}" .Values.devicePlugin.chips }}}}' in texts
+
+
+def test_the_helpers_spell_the_builders_constants():
+    helpers = HELPERS.read_text()
+    resources = " ".join(f"{json.dumps(chip)} {json.dumps(name)}" for chip, name in node_labels.RESOURCE_NAMES.items())
+    assert f"get (dict {resources}) ." in helpers
+    assert f'"app.kubernetes.io/part-of" {json.dumps(metadata.PART_OF)}' in helpers
 
 
 def test_every_template_function_has_its_helper_and_every_helper_is_prefixed():
