@@ -6,18 +6,19 @@ From this one table come the values the builders read for a stack (`chart_values
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from operator import not_
 from typing import Any, Callable, Union
 
 from components.cluster.values_schema import (
-    LABEL_VALUE, UNPINNED_TAG, flag, integer, object_schema, pinned_image, release_choice, spec_field, string,
-    string_map, subset_of, tag_names_release, toleration, when_enabled)
+    LABEL_VALUE, UNPINNED_TAG, ChartOnly, Group, Value, flag, integer, model_value, pinned_image, release_choice,
+    setting, string, string_map, subset_of, tag_names_release, toleration, when_enabled)
 from components.config import StackSpec
 from components.config.base import DNS_LABEL, DNS_SUBDOMAIN
-from components.config.cluster import Alerts, Cluster, DevicePlugin, Exporter, Monitoring, Resources, Validation
-from components.config.dashboard import DashboardAccess
+from components.config.cluster import Cluster, Validation
 from components.config.hosts import Chip, ContainerRuntime
 from components.config.images import DIGEST, REPOSITORY, TAG, Image
+from components.config.setting_paths import SectionDefaults
 from components.config.versions import VERSION, Versions
 from components.releases.catalog import known_releases
 
@@ -31,64 +32,32 @@ DEFAULT_VERSIONS = Versions(firmware="7.3.0.1.231", driver="24.1.rc2", cann="8.0
 
 @dataclass(frozen=True)
 class Sources:
-    """What values are made of: the config's sections, the chips and engines in use, each chip's Job."""
+    """What values are made of: a stack's sections (its attributes), the chips and engines in use, each chip's Job."""
 
-    cluster: Cluster
-    versions: Versions
+    spec: Any  # a StackSpec, or SectionDefaults for the chart's own values
     chips: list[str]
     engines: list[str]
     jobs: dict[str, tuple[str, Image]]  # chip -> (canary, image) of its validation Job
-    device_plugin: DevicePlugin
-    exporter: Exporter
-    monitoring: Monitoring
-    validation: Validation
-    access: DashboardAccess
     managed_by: str = "pulumi"
 
-
-@dataclass(frozen=True)
-class Value:
-    """One value: its schema and how a stack's sources give it."""
-
-    schema: dict[str, Any]
-    source: Callable[[Sources], Any]
+    def __getattr__(self, name: str) -> Any:
+        if name == "spec":  # not set yet: no section to read
+            raise AttributeError(name)
+        return getattr(self.spec, name)
 
 
-@dataclass(frozen=True)
-class Group:
-    """An object of named values; `extra` holds schema keywords across its keys."""
-
-    fields: dict[str, Union[Value, "Group"]]
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def values(self, sources: Sources) -> dict[str, Any]:
-        return {k: f.values(sources) if isinstance(f, Group) else f.source(sources) for k, f in self.fields.items()}
-
-    def schema(self) -> dict[str, Any]:
-        return object_schema({k: f.schema() if isinstance(f, Group) else f.schema for k, f in self.fields.items()},
-                             **self.extra)
-
-
-@dataclass(frozen=True)
-class ChartOnly:
-    """A value no stack config sets, and why: the stack gets the chart's default."""
-
-    value: Any
-    why: str
-
-    def __call__(self, _: Sources) -> Any:
-        return self.value
-
-
-def image(what: str, pick: Callable[[Sources], Image]) -> Group:
+def image_fields(value: Callable[..., Value], repository: str) -> dict[str, Value]:
     """Repository plus tag and/or digest, pinned: the checks of the config's `Image`."""
-    return Group({
-        "repository": Value(spec_field(Image, "repository", pattern=REPOSITORY.pattern), lambda s: pick(s).repository),
-        "tag": Value(spec_field(Image, "tag", pattern=TAG.pattern,
-                                **{"not": {"type": "string", "pattern": UNPINNED_TAG}}), lambda s: pick(s).tag),
-        "digest": Value(spec_field(Image, "digest", pattern=DIGEST.pattern), lambda s: pick(s).digest),
-        "pullPolicy": Value(spec_field(Image, "pullPolicy"), lambda s: pick(s).pull_policy),
-    }, pinned_image(what))
+    unpinned = {"not": {"type": "string", "pattern": UNPINNED_TAG}}
+    return {"repository": value("repository", pattern=repository),
+            "tag": value("tag", pattern=TAG.pattern, **unpinned),
+            "digest": value("digest", pattern=DIGEST.pattern), "pullPolicy": value("pullPolicy")}
+
+
+def image(what: str, path: str) -> Group:
+    """The image block of the setting at PATH."""
+    return Group(image_fields(lambda key, **extra: setting(f"{path}.{key}", **extra), REPOSITORY.pattern),
+                 pinned_image(what))
 
 
 NO_IMAGE = Image.model_construct(repository="", tag=None, digest=None, pull_policy="IfNotPresent")
@@ -98,15 +67,9 @@ def validation_image(chip: str) -> Group:
     """A chip's validation image; empty (no repository, no tag) for a chip the stack has no Job for."""
     def pick(s: Sources) -> Image:
         return s.jobs[chip][1] if chip in s.jobs else NO_IMAGE
-    return Group({
-        "repository": Value(spec_field(Image, "repository", pattern=f"^$|{REPOSITORY.pattern}"),
-                            lambda s: pick(s).repository),
-        "tag": Value(spec_field(Image, "tag", pattern=TAG.pattern, **{"not": {"type": "string", "pattern": UNPINNED_TAG}}),
-                     lambda s: pick(s).tag),
-        "digest": Value(spec_field(Image, "digest", pattern=DIGEST.pattern), lambda s: pick(s).digest),
-        "pullPolicy": Value(spec_field(Image, "pullPolicy"), lambda s: pick(s).pull_policy),
-    }, {"description": f"Image of the {chip} Job: CANN of `versions.cann` built for {chip} (`npu-smi` and the driver "
-                      "come from the node through the Ascend runtime)."})
+    return Group(image_fields(lambda key, **extra: model_value(Image, key, pick, **extra), f"^$|{REPOSITORY.pattern}"),
+                 {"description": f"Image of the {chip} Job: CANN of `versions.cann` built for {chip} (`npu-smi` and "
+                                 "the driver come from the node through the Ascend runtime)."})
 
 
 def validation_job(chip: str) -> Group:
@@ -128,39 +91,38 @@ def job_needed(chip: str) -> dict[str, Any]:
                 "image": {"anyOf": pinned["anyOf"], "properties": {"repository": {"minLength": 1}}}}}}}}}}}}
 
 
-def resources(pick: Callable[[Sources], Resources]) -> Group:
+def resources(path: str) -> Group:
     """CPU and memory, requests equal to limits."""
-    return Group({"cpu": Value(spec_field(Resources, "cpu"), lambda s: pick(s).cpu),
-                  "memory": Value(spec_field(Resources, "memory"), lambda s: pick(s).memory)})
+    return Group({"cpu": setting(f"{path}.cpu"), "memory": setting(f"{path}.memory")})
 
 
-def release(component: str, what: str, pick: Callable[[Sources], str]) -> Value:
+def release(component: str, what: str, path: str) -> Value:
     """The catalogued release of an image: a chart switch."""
-    return Value(release_choice(component, what, known_releases(component)), pick)
+    return setting(path, release_choice(component, what, known_releases(component)))
 
 
-VERSION_VALUES = (("firmware", "firmware", "NPU firmware on the nodes, e.g. `7.3.0.1.231`."),  # key, field, text
-                  ("driver", "driver", "NPU driver on the nodes, e.g. `24.1.rc2`."),
-                  ("cann", "cann", "CANN toolkit on the nodes, e.g. `8.0.RC3`."),
-                  ("dockerRuntime", "docker_runtime", "Ascend Docker Runtime on the nodes, e.g. `6.0.RC3`."))
+VERSION_VALUES = (("firmware", "NPU firmware on the nodes, e.g. `7.3.0.1.231`."),  # key, text
+                  ("driver", "NPU driver on the nodes, e.g. `24.1.rc2`."),
+                  ("cann", "CANN toolkit on the nodes, e.g. `8.0.RC3`."),
+                  ("dockerRuntime", "Ascend Docker Runtime on the nodes, e.g. `6.0.RC3`."))
 CHIPS, ENGINES = [c.value for c in Chip], [e.value for e in ContainerRuntime]
 
 CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
     ("Global parameters", {
-        "clusterName": Value(spec_field(Cluster, "name"), lambda s: s.cluster.name),
-        "namespace": Value(spec_field(Cluster, "namespace", "Namespace of the NPU agents; the chart creates it."),
-                           lambda s: s.cluster.namespace),
+        "clusterName": setting("cluster.name"),
+        "namespace": setting("cluster.namespace", description="Namespace of the NPU agents; the chart creates it."),
         "managedBy": Value(string("`app.kubernetes.io/managed-by` of objects built from these values outside Helm "
                                   "(the Pulumi program writes `pulumi`); Helm writes its own `Helm`.", LABEL_VALUE),
                            lambda s: s.managed_by),
-        "versions": Group({key: Value(string(text, VERSION.pattern), lambda s, attr=attr: getattr(s.versions, attr))
-                           for key, attr, text in VERSION_VALUES}),
+        "versions": Group({key: setting(f"versions.{key}", string(text, VERSION.pattern))
+                           for key, text in VERSION_VALUES}),
         "nodeSelector": Value(string_map("Node labels every NPU DaemonSet also requires."), ChartOnly(
             {}, "the host layer labels exactly the nodes it installed, and the agents select those labels; a further "
                 "selector would only leave installed nodes without a device plugin")),
-        "tolerations": Value({"type": "array", "items": toleration(),
-                              "description": "Tolerations added to the NPU and `CriticalAddonsOnly` ones."},
-                             lambda s: [t.as_kubernetes() for t in s.cluster.tolerations]),
+        "tolerations": setting("cluster.tolerations", {
+            "type": "array", "items": toleration(),
+            "description": "Tolerations added to the NPU and `CriticalAddonsOnly` ones."},
+            lambda tolerations: [t.as_kubernetes() for t in tolerations]),
     }),
     ("Scheduling", {
         "priorityClass": Group({
@@ -171,9 +133,9 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
                                    NODE_AGENT_PRIORITY), ChartOnly(NODE_AGENT_PRIORITY, "already the highest a "
                                                                    "user-defined class may have"))}),
         "runtimeClass": Group({
-            "create": Value(flag("Create the RuntimeClass workloads opt in to the Ascend runtime with; turn off "
-                                 "when the engine's default runtime is already `ascend`."),
-                            lambda s: not s.cluster.ascend_default_runtime),
+            "create": setting("cluster.ascendDefaultRuntime", flag(
+                "Create the RuntimeClass workloads opt in to the Ascend runtime with; turn off when the engine's "
+                "default runtime is already `ascend`."), not_),
             "name": Value(string("Name of the RuntimeClass.", DNS_SUBDOMAIN), ChartOnly(
                 "ascend", "workloads opt in with `runtimeClassName: ascend` (the validation Jobs too); a rename "
                           "would break every one of them")),
@@ -182,10 +144,10 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
     }),
     ("Device plugin", {
         "devicePlugin": Group({
-            "image": image("Device plugin", lambda s: s.device_plugin.image),
-            "release": release("device-plugin", "Device plugin", lambda s: s.device_plugin.release),
-            "volcano": Value(spec_field(DevicePlugin, "volcano"), lambda s: s.device_plugin.volcano),
-            "resources": resources(lambda s: s.device_plugin.resources),
+            "image": image("Device plugin", "devicePlugin.image"),
+            "release": release("device-plugin", "Device plugin", "devicePlugin.release"),
+            "volcano": setting("devicePlugin.volcano"),
+            "resources": resources("devicePlugin.resources"),
             "chips": Value(subset_of("Chip types to run a device plugin DaemonSet for.", CHIPS),
                            lambda s: list(s.chips)),
             "priorityClassName": Value(string("PriorityClass of the device plugin pods.", DNS_SUBDOMAIN), ChartOnly(
@@ -195,12 +157,12 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
     }),
     ("NPU exporter", {
         "exporter": Group({
-            "enabled": Value(spec_field(Exporter, "enabled"), lambda s: s.exporter.enabled),
-            "image": image("Exporter", lambda s: s.exporter.image),
-            "release": release("npu-exporter", "Exporter", lambda s: s.exporter.release),
-            "port": Value(spec_field(Exporter, "port"), lambda s: s.exporter.port),
-            "updateTime": Value(spec_field(Exporter, "updateTime"), lambda s: s.exporter.update_time),
-            "resources": resources(lambda s: s.exporter.resources),
+            "enabled": setting("exporter.enabled"),
+            "image": image("Exporter", "exporter.image"),
+            "release": release("npu-exporter", "Exporter", "exporter.release"),
+            "port": setting("exporter.port"),
+            "updateTime": setting("exporter.updateTime"),
+            "resources": resources("exporter.resources"),
             "containerRuntimes": Value(subset_of("Container engines to run an exporter DaemonSet for.", ENGINES),
                                        lambda s: list(s.engines)),
             "priorityClassName": Value(string("PriorityClass of the exporter pods.", DNS_SUBDOMAIN), ChartOnly(
@@ -209,71 +171,58 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
     }),
     ("Monitoring", {
         "monitoring": Group({
-            "prometheusOperator": Value(spec_field(Monitoring, "prometheusOperator"),
-                                        lambda s: s.monitoring.prometheus_operator),
-            "prometheusNamespace": Value(spec_field(Monitoring, "prometheusNamespace"),
-                                         lambda s: s.monitoring.prometheus_namespace),
-            "prometheusPodLabels": Value(string_map("Labels of the Prometheus pods the exporter admits."),
-                                         lambda s: dict(s.monitoring.prometheus_pod_labels)),
-            "jobName": Value(spec_field(Monitoring, "jobName"), lambda s: s.monitoring.job_name),
-            "extraLabels": Value(string_map("Labels added to the PodMonitor and PrometheusRule (e.g. the "
-                                            "operator's `release` selector)."),
-                                 lambda s: dict(s.monitoring.extra_labels)),
-            "alerts": Group({
-                "temperatureCelsius": Value(spec_field(Alerts, "temperatureCelsius"),
-                                            lambda s: s.monitoring.alerts.temperature_celsius),
-                "hbmUsedPercent": Value(spec_field(Alerts, "hbmUsedPercent"),
-                                        lambda s: s.monitoring.alerts.hbm_used_percent)}),
-            "grafanaDashboard": Value(spec_field(Monitoring, "grafanaDashboard"),
-                                      lambda s: s.monitoring.grafana_dashboard)}),
+            "prometheusOperator": setting("monitoring.prometheusOperator"),
+            "prometheusNamespace": setting("monitoring.prometheusNamespace"),
+            "prometheusPodLabels": setting("monitoring.prometheusPodLabels", string_map(
+                "Labels of the Prometheus pods the exporter admits."), dict),
+            "jobName": setting("monitoring.jobName"),
+            "extraLabels": setting("monitoring.extraLabels", string_map(
+                "Labels added to the PodMonitor and PrometheusRule (e.g. the operator's `release` selector)."), dict),
+            "alerts": Group({"temperatureCelsius": setting("monitoring.alerts.temperatureCelsius"),
+                             "hbmUsedPercent": setting("monitoring.alerts.hbmUsedPercent")}),
+            "grafanaDashboard": setting("monitoring.grafanaDashboard")}),
     }),
     ("Validation job", {
         "validation": Group({
-            "enabled": Value(flag("Run one validation Job per chip type of `devicePlugin.chips`; each needs its "
-                                  "`jobs.<chip>.node` and `jobs.<chip>.image`."), lambda s: s.validation.enabled),
+            "enabled": setting("validation.enabled", flag(
+                "Run one validation Job per chip type of `devicePlugin.chips`; each needs its `jobs.<chip>.node` and "
+                "`jobs.<chip>.image`.")),
             "jobs": Group({chip: validation_job(chip) for chip in CHIPS}),
-            "timeoutSeconds": Value(spec_field(Validation, "timeoutSeconds", "Seconds before a Job fails."),
-                                    lambda s: s.validation.timeout_seconds),
-            "backoffLimit": Value(spec_field(Validation, "backoffLimit", "Retries of each Job."),
-                                  lambda s: s.validation.backoff_limit)}),
+            "timeoutSeconds": setting("validation.timeoutSeconds", description="Seconds before a Job fails."),
+            "backoffLimit": setting("validation.backoffLimit", description="Retries of each Job.")}),
     }),
     ("Kubernetes Dashboard access", {
         "dashboardAccess": Group({
-            "enabled": Value(spec_field(DashboardAccess, "enabled", "Grant read-only access to `namespace`; "
-                                                                    "needs `group` or `serviceAccount`."),
-                             lambda s: s.access.enabled),
-            "group": Value(spec_field(DashboardAccess, "group", minLength=1), lambda s: s.access.group),
-            "serviceAccount": Value(spec_field(DashboardAccess, "serviceAccount"), lambda s: s.access.service_account),
-            "dashboardNamespace": Value(spec_field(DashboardAccess, "dashboardNamespace"),
-                                        lambda s: s.access.dashboard_namespace)},
+            "enabled": setting("dashboardAccess.enabled", description="Grant read-only access to `namespace`; "
+                                                                      "needs `group` or `serviceAccount`."),
+            "group": setting("dashboardAccess.group", minLength=1),
+            "serviceAccount": setting("dashboardAccess.serviceAccount"),
+            "dashboardNamespace": setting("dashboardAccess.dashboardNamespace")},
             when_enabled({"anyOf": [{"required": ["group"], "properties": {"group": {"type": "string"}}},
                                     {"required": ["serviceAccount"], "properties": {"serviceAccount": {
                                         "type": "string"}}}]})),
     }),
 )
-ALL_VALUES = Group({key: setting for _, settings in CONTRACT for key, setting in settings.items()},
+ALL_VALUES = Group({key: value for _, values in CONTRACT for key, value in values.items()},
                    {"allOf": [job_needed(chip) for chip in CHIPS]})
 SECTIONS = tuple((title, tuple(settings)) for title, settings in CONTRACT)
 
 
 def stack_sources(spec: StackSpec) -> Sources:
     """A stack's sources: its sections, the chips and engines its nodes have, each chip's Job."""
-    return Sources(cluster=spec.cluster, versions=spec.versions,
-                   chips=[c.value for c in Chip if any(n.chip is c for n in spec.nodes)],
+    return Sources(spec, chips=[c.value for c in Chip if any(n.chip is c for n in spec.nodes)],
                    engines=[e.value for e in ContainerRuntime if any(n.container_runtime is e for n in spec.nodes)],
-                   jobs=spec.validation_jobs, device_plugin=spec.device_plugin,
-                   exporter=spec.exporter, monitoring=spec.monitoring, validation=spec.validation,
-                   access=spec.dashboard_access)
+                   jobs=spec.validation_jobs)
 
 
 def chart_only_values(group: Group = ALL_VALUES, prefix: str = "") -> list[tuple[str, ChartOnly]]:
     """(path, value) of every chart value no stack config sets, in contract order."""
     found: list[tuple[str, ChartOnly]] = []
-    for key, setting in group.fields.items():
-        if isinstance(setting, Group):
-            found += chart_only_values(setting, f"{prefix}{key}.")
-        elif isinstance(setting.source, ChartOnly):
-            found.append((prefix + key, setting.source))
+    for key, value in group.fields.items():
+        if isinstance(value, Group):
+            found += chart_only_values(value, f"{prefix}{key}.")
+        elif isinstance(value.source, ChartOnly):
+            found.append((prefix + key, value.source))
     return found
 
 
@@ -284,11 +233,10 @@ def chart_values(spec: StackSpec, managed_by: str = "pulumi") -> dict[str, Any]:
 
 def default_values() -> dict[str, Any]:
     """`values.yaml`: the config model's defaults, one 910B chip type on containerd, validation off."""
-    return ALL_VALUES.values(Sources(
-        cluster=Cluster(name="ascend"), versions=DEFAULT_VERSIONS, chips=[Chip.A910B.value],
-        engines=[ContainerRuntime.CONTAINERD.value], jobs={},
-        device_plugin=DevicePlugin(), exporter=Exporter(), monitoring=Monitoring(),
-        validation=Validation(enabled=False), access=DashboardAccess(), managed_by="Helm"))
+    sections = SectionDefaults(cluster=Cluster(name="ascend"), versions=DEFAULT_VERSIONS,
+                               validation=Validation(enabled=False))
+    return ALL_VALUES.values(Sources(sections, chips=[Chip.A910B.value], engines=[ContainerRuntime.CONTAINERD.value],
+                                     jobs={}, managed_by="Helm"))
 
 
 def values_schema() -> dict[str, Any]:

@@ -1,12 +1,15 @@
-"""JSON Schema pieces of the values contract, each matching a check of the config model it comes from."""
+"""The parts of the values contract: values, groups and JSON Schema pieces matching the checks of the config models."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from operator import attrgetter
+from typing import Any, Callable, Optional, Union
 
 from pydantic import BaseModel
 
 from components.config.base import UNPINNED_WORDS
+from components.config.setting_paths import attribute_of, setting_path
 
 LABEL_VALUE = r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 # Unpinned words, any case, and `1.x`-style ranges: what `require_pinned` refuses in a tag.
@@ -34,6 +37,57 @@ def spec_field(model: type[BaseModel], field: str, description: str = "", **extr
     if description:
         schema["description"] = description
     return {**schema, **extra}
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value: its schema and how a stack's sources give it."""
+
+    schema: dict[str, Any]
+    source: Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class Group:
+    """An object of named values; `extra` holds schema keywords across its keys."""
+
+    fields: dict[str, Union[Value, "Group"]]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def values(self, sources: Any) -> dict[str, Any]:
+        return {k: f.values(sources) if isinstance(f, Group) else f.source(sources) for k, f in self.fields.items()}
+
+    def schema(self) -> dict[str, Any]:
+        return object_schema({k: f.schema() if isinstance(f, Group) else f.schema for k, f in self.fields.items()},
+                             **self.extra)
+
+
+@dataclass(frozen=True)
+class ChartOnly:
+    """A value no stack config sets, and why: the stack gets the chart's default."""
+
+    value: Any
+    why: str
+
+    def __call__(self, _: Any) -> Any:
+        return self.value
+
+
+def setting(path: str, schema: Optional[dict[str, Any]] = None, convert: Optional[Callable[[Any], Any]] = None,
+            description: str = "", **extra: Any) -> Value:
+    """The stack setting at PATH, e.g. `exporter.updateTime`: its field's schema unless SCHEMA, its value CONVERTed."""
+    where = setting_path(path)
+    if schema is None and not where.is_field:
+        raise ValueError(f"{path} is derived from other settings, not one of its own: give its schema")
+    read = attrgetter(where.attrs)
+    return Value(spec_field(where.model, where.key, description, **extra) if schema is None else schema,
+                 read if convert is None else lambda s: convert(read(s)))
+
+
+def model_value(model: type[BaseModel], key: str, pick: Callable[[Any], Any], **extra: Any) -> Value:
+    """The field `key` of the MODEL object PICK gives."""
+    attr = attribute_of(model, key)
+    return Value(spec_field(model, key, **extra), lambda s: getattr(pick(s), attr))
 
 
 def string(description: str, pattern: str, **extra: Any) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from typing import Any, Iterator
 
 import yaml
 from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
 
 from components.config.stack import CONFIG_KEYS
 

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import typing
-from dataclasses import dataclass, field
-from typing import Any, Collection
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable, Collection, Optional
 
 from pydantic import TypeAdapter, ValidationError
+from pydantic.alias_generators import to_camel
 
 from components.config.checks import check_mirror_credentials, run_checks
 from components.config.cluster import Cluster, DevicePlugin, Exporter, Monitoring, Rollout, Validation
@@ -24,59 +25,59 @@ from components.config.versions import Versions
 
 @dataclass(frozen=True)
 class ConfigKey:
-    """One top-level config key: the type it parses into and whether stacks must set it."""
+    """One top-level config key: the type it parses into, whether stacks must set it, the StackSpec field it fills."""
 
     name: str
     annotation: Any
     description: str
     required: bool = False
     secret: bool = False
+    attr: str = ""
+    # The field's value from every parsed section, when it is not the key's own value as parsed.
+    build: Optional[Callable[[dict[str, Any]], Any]] = None
 
 
-CONFIG_KEYS: tuple[ConfigKey, ...] = (
-    ConfigKey("cluster", Cluster, "The cluster: name, namespace, default container runtime.", required=True),
-    ConfigKey("ssh", Ssh, "How to reach the nodes: user, port, agent, bastion."),
-    ConfigKey("sshPrivateKey", str, "Private key for SSH; set it with `pulumi config set --secret "
-              "sshPrivateKey < key` (never in plain text). Not needed with `ssh.useAgent`.", secret=True),
-    ConfigKey("mirrorCredentials", str, "Login for the package mirror as `user:password`; set it with `pulumi config "
-              "set --secret mirrorCredentials` (never in plain text, never in the URL). It reaches the node on the "
-              "install command's stdin, never on a command line.", secret=True),
-    ConfigKey("pools", dict[str, Pool], "Named defaults (chip, arch, npuCount, containerRuntime) for nodes."),
-    ConfigKey("nodes", list[Node], "The NPU servers; `name` is the Kubernetes node name.", required=True),
-    ConfigKey("versions", Versions, "Exact firmware, driver, CANN and Ascend Docker Runtime versions.",
-              required=True),
-    ConfigKey("frameworks", list[Framework], "The AI frameworks the workloads use (torch_npu, MindSpore), checked "
-              "against `versions.cann` and Python by each framework's own compatibility table."),
-    ConfigKey("packages", Packages, "The `.run` installers: source, files and SHA-256 sums.", required=True),
-    ConfigKey("rollout", Rollout, "Canary nodes, nodes per wave, reboot, downgrade, disruption and destroy behaviour."),
-    ConfigKey("devicePlugin", DevicePlugin, "Ascend device plugin: image, Volcano mode, resources."),
-    ConfigKey("exporter", Exporter, "NPU exporter: on/off, image, port, resources."),
-    ConfigKey("monitoring", Monitoring, "Prometheus Operator objects, Prometheus pods, alert thresholds."),
-    ConfigKey("validation", Validation, "End-to-end validation job on a canary node."),
-    ConfigKey("dashboardAccess", DashboardAccess, "Optional read-only Kubernetes Dashboard access."),
-)
-KEYS_BY_NAME = {k.name: k for k in CONFIG_KEYS}
+_KEY = "config key"
 
 
-@dataclass(frozen=True)
+def section(description: str, required: bool = False, parses: Any = None,
+            build: Optional[Callable[[dict[str, Any]], Any]] = None) -> Any:
+    """A StackSpec field read from the config key of its camel-case name, parsed as `parses` or the field's type."""
+    return field(metadata={_KEY: ConfigKey("", parses, description, required, build=build)})
+
+
+def secret(description: str) -> Any:
+    """A StackSpec field for a secret config key: handed to parse_stack apart, an Output or None, never shown."""
+    return field(default=None, repr=False, metadata={_KEY: ConfigKey("", str, description, secret=True)})
+
+
+@dataclass(frozen=True, kw_only=True)
 class StackSpec:
-    """The validated stack: every section, the resolved nodes and the SSH secret (an Output or None)."""
+    """The validated stack; each field declared with `section` or `secret` is a config key of its camel-case name."""
 
-    cluster: Cluster
-    ssh: Ssh
-    pools: dict[str, Pool]
-    nodes: tuple[NodeSpec, ...]
-    versions: Versions
-    packages: Packages
-    rollout: Rollout
-    device_plugin: DevicePlugin
-    exporter: Exporter
-    monitoring: Monitoring
-    validation: Validation
-    dashboard_access: DashboardAccess
-    frameworks: tuple[Framework, ...] = ()
-    ssh_private_key: Any = field(default=None, repr=False)
-    mirror_credentials: Any = field(default=None, repr=False)
+    cluster: Cluster = section("The cluster: name, namespace, default container runtime.", required=True)
+    ssh: Ssh = section("How to reach the nodes: user, port, agent, bastion.")
+    ssh_private_key: Any = secret("Private key for SSH; set it with `pulumi config set --secret sshPrivateKey < key` "
+                                  "(never in plain text). Not needed with `ssh.useAgent`.")
+    mirror_credentials: Any = secret(
+        "Login for the package mirror as `user:password`; set it with `pulumi config set --secret mirrorCredentials` "
+        "(never in plain text, never in the URL). It reaches the node on the install command's stdin, never on a "
+        "command line.")
+    pools: dict[str, Pool] = section("Named defaults (chip, arch, npuCount, containerRuntime) for nodes.")
+    nodes: tuple[NodeSpec, ...] = section("The NPU servers; `name` is the Kubernetes node name.", required=True,
+                                          parses=list[Node], build=lambda parsed: tuple(resolve_nodes(parsed)[0]))
+    versions: Versions = section("Exact firmware, driver, CANN and Ascend Docker Runtime versions.", required=True)
+    frameworks: tuple[Framework, ...] = section(
+        "The AI frameworks the workloads use (torch_npu, MindSpore), checked against `versions.cann` and Python by "
+        "each framework's own compatibility table.", parses=list[Framework],
+        build=lambda parsed: tuple(parsed["frameworks"]))
+    packages: Packages = section("The `.run` installers: source, files and SHA-256 sums.", required=True)
+    rollout: Rollout = section("Canary nodes, nodes per wave, reboot, downgrade, disruption and destroy behaviour.")
+    device_plugin: DevicePlugin = section("Ascend device plugin: image, Volcano mode, resources.")
+    exporter: Exporter = section("NPU exporter: on/off, image, port, resources.")
+    monitoring: Monitoring = section("Prometheus Operator objects, Prometheus pods, alert thresholds.")
+    validation: Validation = section("End-to-end validation job on a canary node.")
+    dashboard_access: DashboardAccess = section("Optional read-only Kubernetes Dashboard access.")
 
     @property
     def canaries(self) -> tuple[str, ...]:
@@ -93,6 +94,18 @@ class StackSpec:
 
     def node(self, name: str) -> NodeSpec:
         return next(n for n in self.nodes if n.name == name)
+
+
+def config_keys(spec: type) -> tuple[ConfigKey, ...]:
+    """The config keys a spec class declares, in field order, each named after its field in camel case."""
+    hints = typing.get_type_hints(spec)
+    return tuple(replace(f.metadata[_KEY], name=to_camel(f.name), attr=f.name,
+                         annotation=f.metadata[_KEY].annotation or hints[f.name])
+                 for f in fields(spec) if _KEY in f.metadata)
+
+
+CONFIG_KEYS = config_keys(StackSpec)
+KEYS_BY_NAME = {k.name: k for k in CONFIG_KEYS}
 
 
 def _validate(key: ConfigKey, raw_value: Any, secret: bool = False) -> tuple[Any, list[Problem]]:
@@ -164,11 +177,5 @@ def parse_stack(raw: dict[str, Any], private_key: Any = None, private_key_is_sec
                                          mirror_credentials_is_secret)
     if problems:
         raise SpecError(with_node_names(problems, raw.get("nodes")))
-    return StackSpec(
-        cluster=parsed["cluster"], ssh=parsed["ssh"], pools=parsed["pools"],
-        nodes=tuple(resolve_nodes(parsed)[0]), versions=parsed["versions"], packages=parsed["packages"],
-        rollout=parsed["rollout"], device_plugin=parsed["devicePlugin"], exporter=parsed["exporter"],
-        monitoring=parsed["monitoring"], validation=parsed["validation"],
-        dashboard_access=parsed["dashboardAccess"], frameworks=tuple(parsed["frameworks"]),
-        ssh_private_key=private_key,
-        mirror_credentials=mirror_credentials)
+    return StackSpec(ssh_private_key=private_key, mirror_credentials=mirror_credentials,
+                     **{k.attr: k.build(parsed) if k.build else parsed[k.name] for k in CONFIG_KEYS if not k.secret})
