@@ -11,7 +11,7 @@ from engine.control_plane import ENGINE_DIR, REPO, ControlPlane
 from engine.kube import Kube, wait_for
 from engine.pulumi_cli import versions
 
-CRD_DIR = REPO.parent / "shared" / "schemas" / "prometheus-operator"
+CRD_DIR = REPO / "tests" / "schemas" / "prometheus-operator-v0.93.0"  # vendored, with its source and licence
 # What a user's cluster with the Prometheus Operator has before this stack arrives.
 CRDS = ("monitoring.coreos.com_podmonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml")
 PREEXISTING_NAMESPACES = ("monitoring",)
