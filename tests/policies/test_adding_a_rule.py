@@ -22,12 +22,12 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
         report_violation("Pod in the default namespace", None)
 
 
-POLICY = ResourceValidationPolicy(name="no-default-namespace", description="No Pod runs in the default namespace.",
+POLICY = ResourceValidationPolicy(name="throwaway-probe", description="No Pod runs in the default namespace.",
                                   enforcement_level=EnforcementLevel.ADVISORY, validate=_validate,
                                   remediation_steps="Give the Pod a namespace of its own.")
 '''
 POD = "type: kubernetes:core/v1:Pod\nname: p\nproperties:\n  metadata: {{name: p, namespace: {ns}}}\n"
-PAGE = ("# `no-default-namespace`\n\n## What it blocks\n\nPods in `default`.\n\n## Why\n\nNo owner.\n\n"
+PAGE = ("# `throwaway-probe`\n\n## What it blocks\n\nPods in `default`.\n\n## Why\n\nNo owner.\n\n"
         "## Problematic example\n\n```yaml\n{fail}```\n\n## Correct example\n\n```yaml\n{ok}```\n\n"
         "## Configuration\n\n`enforcementLevel` only.\n")
 
@@ -35,9 +35,10 @@ PAGE = ("# `no-default-namespace`\n\n## What it blocks\n\nPods in `default`.\n\n
 @pytest.fixture
 def pack_copy(tmp_path) -> Path:
     """A copy of the pack with the throwaway rule's module added to `rules/`, and nothing else changed."""
+    assert not (ROOT / "policies" / "rules" / "throwaway_probe.py").exists(), "the probe's name is taken"
     copy = tmp_path / "policies"
     shutil.copytree(ROOT / "policies", copy, ignore=shutil.ignore_patterns("__pycache__", "venv"))
-    (copy / "rules" / "no_default_namespace.py").write_text(RULE)
+    (copy / "rules" / "throwaway_probe.py").write_text(RULE)
     return copy
 
 
@@ -47,30 +48,29 @@ def test_a_new_module_is_a_rule_the_pack_serves_and_runs(pack_copy):
         pod = as_recorded({"type": "kubernetes:core/v1:Pod", "name": "p",
                            "properties": {"metadata": {"name": "p", "namespace": "default"}}})
         levels = {d.policy: d.level for d in pack.analyze(pod, {})}
-    assert names[names.index("least-privilege"):][:3] == ["least-privilege", "no-default-namespace",
-                                                            "no-public-dashboard"], "served in module-name order"
-    assert levels["no-default-namespace"] == "advisory", "the level is the one the module ships with"
+    assert "throwaway-probe" in names and names == sorted(names, key=lambda n: n.replace("-", "_"))
+    assert levels["throwaway-probe"] == "advisory", "the level is the one the module ships with"
 
 
 def test_the_checks_ask_for_its_page_and_fixtures_and_the_readme_takes_its_row(pack_copy, tmp_path):
     fixtures, stack_fixtures = tmp_path / "fixtures", tmp_path / "stack_fixtures"
     with PolicyPackProcess(pack_copy) as pack:
         lacking = [p for p in rule_problems(pack, pack_copy / "rules", fixtures, stack_fixtures)
-                   if p.startswith("no-default-namespace")]
-        assert lacking == ["no-default-namespace: no page rules/no_default_namespace.md",
-                           "no-default-namespace: no pass fixture in fixtures/no-default-namespace/",
-                           "no-default-namespace: no fail fixture in fixtures/no-default-namespace/"]
-        (pack_copy / "rules" / "no_default_namespace.md").write_text(
+                   if p.startswith("throwaway-probe")]
+        assert lacking == ["throwaway-probe: no page rules/throwaway_probe.md",
+                           "throwaway-probe: no pass fixture in fixtures/throwaway-probe/",
+                           "throwaway-probe: no fail fixture in fixtures/throwaway-probe/"]
+        (pack_copy / "rules" / "throwaway_probe.md").write_text(
             PAGE.format(fail=POD.format(ns="default"), ok=POD.format(ns="ml")))
-        (fixtures / "no-default-namespace").mkdir(parents=True)
-        (fixtures / "no-default-namespace" / "fail-1-pod-in-default.yaml").write_text(POD.format(ns="default"))
-        (fixtures / "no-default-namespace" / "pass-0-pod-in-its-namespace.yaml").write_text(POD.format(ns="ml"))
+        (fixtures / "throwaway-probe").mkdir(parents=True)
+        (fixtures / "throwaway-probe" / "fail-1-pod-in-default.yaml").write_text(POD.format(ns="default"))
+        (fixtures / "throwaway-probe" / "pass-0-pod-in-its-namespace.yaml").write_text(POD.format(ns="ml"))
         assert [p for p in rule_problems(pack, pack_copy / "rules", fixtures, stack_fixtures)
-                if p.startswith("no-default-namespace")] == []
+                if p.startswith("throwaway-probe")] == []
     generator = [sys.executable, str(pack_copy / "readme.py")]
     assert subprocess.run([*generator, "--check"], capture_output=True, timeout=120).returncode == 1
     assert subprocess.run(generator, capture_output=True, timeout=120).returncode == 0
-    assert ("| [`no-default-namespace`](rules/no_default_namespace.md) | advisory | resource | No Pod runs in the "
+    assert ("| [`throwaway-probe`](rules/throwaway_probe.md) | advisory | resource | No Pod runs in the "
             "default namespace. | none |") in (pack_copy / "README.md").read_text()
 
 
