@@ -118,7 +118,7 @@ def install(root: Path, kind: str, version: str, arch: str, args: list[str]) -> 
     ascend_files.write(root, kind, version, arch)
     # Exit 2: installed, reboot needed. The driver gives it when it cannot hot-reset the NPUs; the firmware
     # stand-in gives it on upgrades.
-    reboot = installer_facts(kind, version).get("reboot_exit_code", 0)
+    reboot = getattr(installer_facts(kind, version), "reboot_exit_code", 0)
     if kind == "driver" and sandbox.knob("driver-hot-reset") != "ok":
         return reboot
     return reboot if kind == "firmware" and action == "--upgrade" else 0
