@@ -1,10 +1,11 @@
-"""`make bench`: planning cost against its floors, the policy pack's cost, host step runs and the fault suite."""
+"""`make bench`: planning cost against its floors, the policy pack's cost, host step runs, faults and the chart."""
 from __future__ import annotations
 
 import tempfile
 import time
 from pathlib import Path
 
+from bench.chart_cost import measure_chart, print_chart_cost
 from bench.host_faults import print_fault_table, run_scenarios
 from bench.host_step_runs import measure_host_runs
 from bench.planning_cost import CRASH_CHECK, figures, measure, print_table
@@ -35,6 +36,7 @@ def main() -> None:
     print("host steps on the fake node over SSH: " + ", ".join(f"{k} {v:.2f} s" if isinstance(v, float) else
                                                                f"{k} {v}" for k, v in host.items()))
     print_fault_table(run_scenarios())
+    print_chart_cost(measure_chart())
     print(f"bench took {time.perf_counter() - start:.0f} s wall")
 
 

@@ -7,8 +7,8 @@ from typing import Any, Callable
 
 import yaml
 
+from components.chart.branches import Branch, BranchKey
 from components.chart.placeholder_values import ChartSink, Expr, ListPlaceholder, MapPlaceholder, MergeKey, Tokens
-from components.chart.switches import Branch, BranchKey
 
 PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./=-]*$")
 YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}

@@ -1,35 +1,18 @@
-"""Structure from switches: build with every switch on and off, then guard each object and branch its content."""
+"""Structure from switches: builds around all flags on and all off, one flipped at a time; guard and branch objects."""
 from __future__ import annotations
 
-import difflib
 import itertools
 import json
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from components.chart.branches import merge_pair
 from components.chart.placeholder_values import ChartSink, Tokens, ValuesPlaceholder
 from components.cluster.all_objects import cluster_objects
 from components.cluster.common.template_functions import building_for
 from components.cluster.values_schema import CHART_SWITCH
 
 Identity = tuple[str, str, str, str]  # apiVersion, kind, namespace, name (tokens included)
-
-
-@dataclass(frozen=True)
-class Branch:
-    """Map entries or list items that exist only when `condition` holds, else the `otherwise` ones."""
-
-    condition: str
-    then: Any
-    otherwise: Any
-
-
-@dataclass(frozen=True)
-class BranchKey:
-    """The dict key a Branch of map entries sits under."""
-
-    condition: str
-    fingerprint: str
 
 
 @dataclass
@@ -83,26 +66,64 @@ class Explorer:
         return {identity(o): o for o in objects}
 
     def objects(self) -> list[TemplateObject]:
-        """Objects in first-seen order, guarded by flags, set members and choices, with branches where they differ."""
+        """Each object from the builds around where it first appears: only the flags it reacts to are combined."""
+        full = {path: list(members) for path, members in self.sets.items()}
+        combos = list(itertools.product(*self.choices.values()))
+        cache: dict[tuple[bool, ...], dict[tuple[str, ...], dict[Identity, Any]]] = {}
+
+        def around(flags: tuple[bool, ...]) -> dict[tuple[str, ...], dict[Identity, Any]]:
+            if flags not in cache:
+                cache[flags] = {combo: self.build(flags, full, combo) for combo in combos}
+            return cache[flags]
+
+        homes: dict[Identity, tuple[bool, ...]] = {}  # the first build each object appeared in
+
+        def note(flags: tuple[bool, ...]) -> None:
+            for built in around(flags).values():
+                for key in built:
+                    homes.setdefault(key, flags)
+
+        base = (True,) * len(self.flags)
+        for start in (base, (False,) * len(self.flags)):  # all on, all off, and each with one flag flipped
+            for flags in [start] + [flipped(start, i) for i in range(len(self.flags))]:
+                note(flags)
+        members = self.member_guards(around(base)[combos[0]], full)
+        result, queue = [], list(homes)
+        for key in queue:  # grows when an object turns up only under several flags flipped together
+            home = homes[key]
+            seen = [built.get(key) for built in around(home).values()]
+            reacts = [i for i in range(len(self.flags))
+                      if [built.get(key) for built in around(flipped(home, i)).values()] != seen]
+            builds = {(flags, combo): built for flags in settings(home, reacts)
+                      for combo, built in around(flags).items()}
+            result.append(self.template_object(key, builds, reacts, members.get(key, [])))
+            for flags in [*settings(home, reacts), *(flipped(home, i) for i in range(len(self.flags)))]:
+                note(flags)
+            queue += [other for other in homes if other not in queue]
+        return result
+
+    def every_combination(self) -> list[TemplateObject]:
+        """The objects from a build of every combination of the switches: what `objects` must equal."""
         full = {path: list(members) for path, members in self.sets.items()}
         combos = list(itertools.product(*self.choices.values()))
         builds = {(flags, combo): self.build(flags, full, combo)
                   for flags in itertools.product((False, True), repeat=len(self.flags)) for combo in combos}
         members = self.member_guards(builds[((True,) * len(self.flags), combos[0])], full)
         order = list(dict.fromkeys(key for built in builds.values() for key in built))
-        result = []
-        for key in order:
-            present = {build: built[key] for build, built in builds.items() if key in built}
-            flag_sets, combo_set = {f for f, _ in present}, {c for _, c in present}
-            if len(present) != len(flag_sets) * len(combo_set):
-                raise ValueError(f"{key} exists under flags that depend on the choices; not expressible")
-            fixed = self.cube(key, flag_sets)
-            free = [i for i in range(len(self.flags)) if i not in fixed]
-            guard = [pipeline(self.flags[i]) if on else f"not {pipeline(self.flags[i])}" for i, on in fixed.items()]
-            per_flags = {f: self.merge_choices(key, {c: t for (g, c), t in present.items() if g == f}) for f in flag_sets}
-            result.append(TemplateObject(guard + self.choice_guards(key, combo_set) + members.get(key, []),
-                                         self.merge_over(per_flags, free)))
-        return result
+        return [self.template_object(key, builds, list(range(len(self.flags))), members.get(key, [])) for key in order]
+
+    def template_object(self, key: Identity, builds: dict[tuple[tuple[bool, ...], tuple[str, ...]], Any],
+                        over: list[int], members: list[str]) -> TemplateObject:
+        """The object guarded by the flags in `over` that all its builds agree on, branched on the others."""
+        present = {build: built[key] for build, built in builds.items() if key in built}
+        flag_sets, combo_set = {f for f, _ in present}, {c for _, c in present}
+        if len(present) != len(flag_sets) * len(combo_set):
+            raise ValueError(f"{key} exists under flags that depend on the choices; not expressible")
+        fixed = self.cube(key, flag_sets, over)
+        free = [i for i in over if i not in fixed]
+        guard = [pipeline(self.flags[i]) if on else f"not {pipeline(self.flags[i])}" for i, on in fixed.items()]
+        per_flags = {f: self.merge_choices(key, {c: t for (g, c), t in present.items() if g == f}) for f in flag_sets}
+        return TemplateObject(guard + self.choice_guards(key, combo_set) + members, self.merge_over(per_flags, free))
 
     def choice_guards(self, key: Identity, combos: set[tuple[str, ...]]) -> list[str]:
         """`has <choice> (list ...)` for each choice the object exists under only some members of."""
@@ -146,10 +167,10 @@ class Explorer:
                         raise ValueError(f"{key} changes with the members of {pipeline(path)}; not expressible")
         return guards
 
-    def cube(self, key: Identity, present: set[tuple[bool, ...]]) -> dict[int, bool]:
-        """The flags every build holding the object agrees on; they must describe exactly those builds."""
-        fixed = {i: next(iter(present))[i] for i in range(len(self.flags)) if len({f[i] for f in present}) == 1}
-        if len(present) != 2 ** (len(self.flags) - len(fixed)):
+    def cube(self, key: Identity, present: set[tuple[bool, ...]], over: list[int]) -> dict[int, bool]:
+        """The flags of `over` every build holding the object agrees on; they must describe exactly those builds."""
+        fixed = {i: next(iter(present))[i] for i in over if len({f[i] for f in present}) == 1}
+        if len(present) != 2 ** (len(over) - len(fixed)):
             raise ValueError(f"{key} exists under no conjunction of {self.flags}; not expressible")
         return fixed
 
@@ -165,47 +186,16 @@ class Explorer:
         return merge_pair(off, on, pipeline(self.flags[flag]))
 
 
-def merge_pair(off: Any, on: Any, condition: str) -> Any:
-    """`off` and `on` as one tree; differences become Branches on `condition`."""
-    if off == on:
-        return off
-    if isinstance(off, dict) and isinstance(on, dict):
-        return merge_maps(off, on, condition)
-    if isinstance(off, list) and isinstance(on, list):
-        return merge_lists(off, on, condition)
-    raise ValueError("no common structure")
+def flipped(flags: tuple[bool, ...], index: int) -> tuple[bool, ...]:
+    return flags[:index] + (not flags[index],) + flags[index + 1:]
 
 
-def _branch_entries(then: dict[Any, Any], otherwise: dict[Any, Any], condition: str) -> dict[Any, Any]:
-    branch = Branch(condition, then, otherwise)
-    return {BranchKey(condition, repr(branch)): branch}
-
-
-def merge_maps(off: dict[Any, Any], on: dict[Any, Any], condition: str) -> dict[Any, Any]:
-    merged: dict[Any, Any] = {}
-    off_keys, on_keys = list(off), list(on)
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, off_keys, on_keys, autojunk=False).get_opcodes():
-        if op != "equal":
-            merged.update(_branch_entries({k: on[k] for k in on_keys[j1:j2]}, {k: off[k] for k in off_keys[i1:i2]},
-                                          condition))
-            continue
-        for key in off_keys[i1:i2]:
-            try:
-                merged[key] = merge_pair(off[key], on[key], condition)
-            except ValueError:
-                merged.update(_branch_entries({key: on[key]}, {key: off[key]}, condition))
-    return merged
-
-
-def merge_lists(off: list[Any], on: list[Any], condition: str) -> list[Any]:
-    merged: list[Any] = []
-    matcher = difflib.SequenceMatcher(None, [repr(i) for i in off], [repr(i) for i in on], autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            merged += off[i1:i2]
-            continue
-        if op == "replace" and i2 - i1 == j2 - j1 and all(isinstance(x, dict) for x in off[i1:i2] + on[j1:j2]):
-            merged += [merge_pair(a, b, condition) for a, b in zip(off[i1:i2], on[j1:j2])]
-            continue
-        merged.append(Branch(condition, on[j1:j2], off[i1:i2]))
-    return merged
+def settings(home: tuple[bool, ...], over: list[int]) -> list[tuple[bool, ...]]:
+    """`home` with the flags of `over` set every way."""
+    result = []
+    for values in itertools.product((False, True), repeat=len(over)):
+        flags = list(home)
+        for index, value in zip(over, values):
+            flags[index] = value
+        result.append(tuple(flags))
+    return result
