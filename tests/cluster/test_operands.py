@@ -9,18 +9,18 @@ from components.cluster.common.node_labels import CHIP
 from components.cluster.operands import CANARY, OWN_RBAC, PRIORITY_CLASS, REGISTRY, Operand, Registry, always, \
     registry_problems, switch
 
-from . import health_agent
+from . import example_agent
 from .test_component import COMPONENT, record
 
-HEALTH = Operand("npu-health", switch("exporter", "enabled"), health_agent.build_health_service_account,
-                 health_agent.build_health_rbac, health_agent.build_health_daemonsets,
-                 waits=(OWN_RBAC, PRIORITY_CLASS), key=CHIP, output="healthAgents")
+EXAMPLE = Operand("example-agent", switch("exporter", "enabled"), example_agent.build_example_service_account,
+                  example_agent.build_example_rbac, example_agent.build_example_daemonsets,
+                  waits=(OWN_RBAC, PRIORITY_CLASS), key=CHIP, output="exampleAgents")
 
 
 @pytest.fixture
-def with_health_agent(monkeypatch):
+def with_example_agent(monkeypatch):
     """The project's registry with one more entry: the made-up agent."""
-    monkeypatch.setattr(operands, "REGISTRY", REGISTRY.with_operand(HEALTH))
+    monkeypatch.setattr(operands, "REGISTRY", REGISTRY.with_operand(EXAMPLE))
 
 
 def names(objs: list[dict]) -> list[tuple[str, str]]:
@@ -29,7 +29,8 @@ def names(objs: list[dict]) -> list[tuple[str, str]]:
 
 def test_the_project_registry_is_consistent():
     assert registry_problems(REGISTRY) == []
-    assert [op.output for op in REGISTRY.operands if op.output] == ["devicePlugins", "exporters", "validationJobs"]
+    outputs = [op.output for op in REGISTRY.operands if op.output]
+    assert outputs[:3] == ["devicePlugins", "exporters", "validationJobs"]
 
 
 @pytest.mark.parametrize("operand, problem", [
@@ -49,23 +50,23 @@ def test_the_namespace_comes_first():
         Registry(REGISTRY.shared[1:], REGISTRY.operands)
 
 
-def test_a_third_agent_is_built_from_its_entry(with_health_agent, values):
+def test_a_third_agent_is_built_from_its_entry(with_example_agent, values):
     before = cluster_objects(values["prod"], REGISTRY)
     after = cluster_objects(values["prod"])
-    added = [o for o in after if o["metadata"]["labels"]["app.kubernetes.io/component"] == "npu-health"]
-    assert names(added) == [("ServiceAccount", "npu-health"), ("ClusterRole", "npu-health"),
-                            ("ClusterRoleBinding", "npu-health"), ("DaemonSet", "npu-health-910b"),
-                            ("DaemonSet", "npu-health-310p")]
+    added = [o for o in after if o["metadata"]["labels"]["app.kubernetes.io/component"] == "example-agent"]
+    assert names(added) == [("ServiceAccount", "example-agent"), ("ClusterRole", "example-agent"),
+                            ("ClusterRoleBinding", "example-agent"), ("DaemonSet", "example-agent-910b"),
+                            ("DaemonSet", "example-agent-310p")]
     assert [o for o in after if o not in added] == before
     first_workload = min(i for i, o in enumerate(after) if o["kind"] in ("DaemonSet", "Job"))
     assert all(after.index(o) < first_workload for o in added[:3])
-    assert not [o for o in cluster_objects(values["prod-exporter-off"]) if o["metadata"]["name"] == "npu-health"]
+    assert not [o for o in cluster_objects(values["prod-exporter-off"]) if o["metadata"]["name"] == "example-agent"]
 
 
-def test_the_component_wires_a_third_agent_from_its_entry(with_health_agent):
+def test_the_component_wires_a_third_agent_from_its_entry(with_example_agent):
     graph = record("prod")
-    agents = [ds for ds in graph.kind("DaemonSet") if ds.properties["metadata"]["name"].startswith("npu-health-")]
-    own = {graph.named(kind, "npu-health").urn for kind in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding")}
+    agents = [ds for ds in graph.kind("DaemonSet") if ds.properties["metadata"]["name"].startswith("example-agent-")]
+    own = {graph.named(kind, "example-agent").urn for kind in ("ServiceAccount", "ClusterRole", "ClusterRoleBinding")}
     priority = graph.kind("PriorityClass")[0].urn
     nodes = {r.urn for r in graph.kind("NodePatch") + graph.kind("Command")}
     assert len(agents) == 2
@@ -73,6 +74,6 @@ def test_the_component_wires_a_third_agent_from_its_entry(with_health_agent):
         assert own | {priority} <= graph.deps(ds) and not graph.deps(ds) & nodes
         assert ds.name == f"prod-ascend-daemonset-{ds.properties['metadata']['name']}"
     component = next(r for r in graph.all if r.type == COMPONENT)
-    assert component.outputs["healthAgents"] == {"910B": "npu-health-910b", "310P": "npu-health-310p"}
-    assert set(component.outputs) == {"namespace", "devicePlugins", "exporters", "validationJobs", "healthAgents",
-                                      "nodeLabels"}
+    assert component.outputs["exampleAgents"] == {"910B": "example-agent-910b", "310P": "example-agent-310p"}
+    registered = {op.output for op in REGISTRY.operands if op.output}
+    assert set(component.outputs) == {"namespace", "nodeLabels", "exampleAgents"} | registered
