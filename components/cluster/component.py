@@ -124,7 +124,7 @@ class AscendCluster(pulumi.ComponentResource):
             elif wait == RUNTIME_CLASS:
                 after += [self.shared[wait]] if wait in self.shared else []
             elif wait == CANARY:
-                after.append(canary_patch)
+                after += [canary_patch] if canary_patch else []
             else:
                 after.append(self.workloads[wait][key])
         timeouts = pulumi.CustomTimeouts(create=op.create_timeout(self.values)) if op.create_timeout else None
