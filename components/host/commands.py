@@ -6,9 +6,9 @@ import shlex
 from dataclasses import dataclass
 
 from components.config import StackSpec
-from components.config.hosts import ContainerRuntime, NodeSpec
-from components.config.packages import NEEDS_ARCH, NEEDS_CHIP, Kind, PackageFile, Source
-from components.host.os_support import os_settings
+from components.config.hosts import NodeSpec
+from components.config.packages import NEEDS_ARCH, NEEDS_CHIP, Kind, PackageFile
+from components.host.parameters import Inputs, step_parameters
 from components.host.script_set import destroy_command, run_command, step_sha256
 from components.releases.catalog import release_entry
 
@@ -18,9 +18,6 @@ CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS = "0.4.0"
 DEFAULT_STAGING = "/var/cache/ascend-npu/packages"
 # Where the sudo check tells a non-root SSH user's sudo rule to go (a file of its own, written with visudo -f).
 SUDOERS_FILE = "/etc/sudoers.d/ascend-npu"
-# The env prefix of a kind's parameters: ASCEND_<PREFIX>_FILE, ASCEND_<PREFIX>_SHA256.
-KIND_PREFIX = {Kind.DRIVER: "DRIVER", Kind.FIRMWARE: "FIRMWARE", Kind.TOOLKIT: "TOOLKIT", Kind.KERNELS: "KERNELS",
-               Kind.DOCKER_RUNTIME: "DOCKER_RUNTIME"}
 
 
 @dataclass(frozen=True)
@@ -45,14 +42,6 @@ def node_packages(spec: StackSpec, node: NodeSpec) -> tuple[PackageFile, ...]:
     return tuple(chosen)
 
 
-def _versions(spec: StackSpec) -> list[tuple[str, str]]:
-    """The wanted versions, and what the runtime's installer records for its release (from the release catalog)."""
-    v = spec.versions
-    return [("ASCEND_DRIVER_VERSION", v.driver), ("ASCEND_FIRMWARE_VERSION", v.firmware),
-            ("ASCEND_CANN_VERSION", v.cann), ("ASCEND_DOCKER_RUNTIME_VERSION", v.docker_runtime),
-            ("ASCEND_DOCKER_RUNTIME_RECORD", runtime_record_version(v.docker_runtime))]
-
-
 def runtime_record_version(release: str) -> str:
     """The `version=` value the runtime's installer records for RELEASE (`v6.0.0`), from the release catalog."""
     lines = release_entry("docker-runtime", release).installer.record.lines
@@ -60,39 +49,16 @@ def runtime_record_version(release: str) -> str:
     return line.partition("=")[2].format(version=release)
 
 
-def _packages(spec: StackSpec, node: NodeSpec) -> list[tuple[str, str]]:
-    params = []
-    for pkg in node_packages(spec, node):
-        params += [(f"ASCEND_{KIND_PREFIX[pkg.kind]}_FILE", pkg.file),
-                   (f"ASCEND_{KIND_PREFIX[pkg.kind]}_SHA256", pkg.sha256)]
-    return params
-
-
-def _install_settings(spec: StackSpec, node: NodeSpec, staging_dir: str) -> list[tuple[str, str]]:
-    settings = [("ASCEND_NODE", node.name), ("ASCEND_ARCH", node.arch.value),
-                ("ASCEND_ENGINE", node.container_runtime.value),
-                ("ASCEND_DEFAULT_RUNTIME", _flag(spec.cluster.ascend_default_runtime)),
-                ("ASCEND_ALLOW_REBOOT", _flag(spec.rollout.allow_reboot)),
-                ("ASCEND_ALLOW_DOWNGRADE", _flag(spec.rollout.allow_downgrade)),
-                ("ASCEND_ALLOW_DISRUPTION", _flag(spec.rollout.allow_disruption)),
-                ("ASCEND_SOURCE", spec.packages.source.value), ("ASCEND_STAGING", staging_dir)]
-    settings += spec.rollout.timeouts.parameters() + os_settings(node)
-    if spec.packages.source is Source.MIRROR:
-        settings.append(("ASCEND_MIRROR_URL", spec.packages.mirror_url or ""))
+def _runtime_answer(spec: StackSpec) -> str:
+    """What the runtime's installer is answered on stdin (the release catalog's prompt), or nothing."""
     prompt = release_entry("docker-runtime", spec.versions.docker_runtime).installer.stdin_prompt
-    if prompt:
-        settings.append(("ASCEND_DOCKER_RUNTIME_ANSWER", prompt.answer))
-    if node.container_runtime is ContainerRuntime.DOCKER and not spec.cluster.ascend_default_runtime:
-        settings.append(("ASCEND_CRI_DOCKERD_MIN", CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS))
-    return settings
+    return prompt.answer if prompt else ""
 
 
-def _verify_settings(node: NodeSpec) -> list[tuple[str, str]]:
-    return [("ASCEND_NODE", node.name), ("ASCEND_ARCH", node.arch.value), ("ASCEND_NPU_COUNT", str(node.npu_count))]
-
-
-def _flag(value: bool) -> str:
-    return "true" if value else "false"
+def _inputs(spec: StackSpec, node: NodeSpec, staging_dir: str) -> Inputs:
+    packages = {pkg.kind: pkg for pkg in node_packages(spec, node)}
+    return Inputs(spec, node, staging_dir, packages, runtime_record_version(spec.versions.docker_runtime),
+                  _runtime_answer(spec), CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS, step_sha256("uninstall"))
 
 
 def _digest(*parts: object) -> str:
@@ -123,32 +89,29 @@ def mirror_login_stdin(credentials: str) -> str:
 
 
 def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGING) -> dict[str, HostStep]:
-    """The node's `install`, `verify` and `on_destroy` steps; parameters travel in the command, never in the SSH
-    environment, and the scripts come from the staged set (script_set.py), named by their SHA-256."""
-    versions, packages = _versions(spec), _packages(spec, node)
-    install_settings, verify_settings = _install_settings(spec, node, staging_dir), _verify_settings(node)
-    if spec.mirror_credentials is not None and spec.packages.source is Source.MIRROR:
-        install_settings.append(("ASCEND_MIRROR_LOGIN", "stdin"))
-    install_params = install_settings + versions + packages
+    """The node's `install`, `verify` and `on_destroy` steps; parameters (parameters.py) travel in the command,
+    never in the SSH environment, and the scripts come from the staged set (script_set.py), named by their SHA-256."""
+    inputs = _inputs(spec, node, staging_dir)
+    versions = step_parameters("install", inputs, "versions")
+    packages = step_parameters("install", inputs, "packages")
+    install_settings = step_parameters("install", inputs, "settings")
+    verify_settings = step_parameters("verify", inputs, "settings")
     user = spec.ssh.user
     versions_hash = f"versions:{_digest(*versions)}"
     install = HostStep(
-        name="install", create=run_command(sudo_prefix(user, "install", "env true"), install_params, ("install",)),
-        delete=None,
+        name="install", create=run_command(sudo_prefix(user, "install", "env true"), step_parameters("install", inputs),
+                                           ("install",)), delete=None,
         triggers=(versions_hash, f"packages:{_digest(*packages)}", f"settings:{_digest(*install_settings)}",
                   f"script:{step_sha256('install')[:16]}"))
     verify = HostStep(
-        name="verify", create=run_command(sudo_prefix(user, "verify", "env true"), verify_settings + versions,
+        name="verify", create=run_command(sudo_prefix(user, "verify", "env true"), step_parameters("verify", inputs),
                                           ("verify",)), delete=None,
         triggers=(versions_hash, f"node:{_digest(*verify_settings)}", f"script:{step_sha256('verify')[:16]}"))
     # What destroy does is recorded on the node by this step's create, beside the parameters the last install
     # recorded; its delete is one fixed text (run_destroy.sh). So turning rollout.uninstallOnDestroy on or off
     # re-runs this step alone, and a destroy uninstalls what the last `up` installed, as the stack said then.
-    choice = "uninstall" if spec.rollout.uninstall_on_destroy else "keep"
-    on_destroy_params = [("ASCEND_NODE", node.name), ("ASCEND_ON_DESTROY", choice),
-                         ("ASCEND_UNINSTALL_SHA256", step_sha256("uninstall"))]
     on_destroy = HostStep(
-        name="on-destroy", create=run_command(sudo_prefix(user, "on-destroy", "env true"), on_destroy_params,
-                                              ("on_destroy", "uninstall")),
+        name="on-destroy", create=run_command(sudo_prefix(user, "on-destroy", "env true"),
+                                              step_parameters("on_destroy", inputs), ("on_destroy", "uninstall")),
         delete=destroy_command(sudo_prefix(user, "on-destroy", "bash -c true"), node.name), triggers=())
     return {"install": install, "verify": verify, "on_destroy": on_destroy}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from components.config.hosts import Arch, Chip, NodeSpec
+from components.config.hosts import Arch, Chip
 
 CATALOG = Path(__file__).resolve().parents[1] / "releases" / "os-support.yaml"
 # ID/VERSION_ID[/CODENAME] as os-release writes them: letters, digits, dots, dashes and underscores, no spaces.
@@ -91,9 +91,3 @@ def listed(chip: str, arch: str, lists: tuple[OsList, ...] | None = None) -> lis
     return sorted({system.match.lower() for found in lists_for(chip, lists) for system in found.systems
                    if system.match and arch in system.arch})
 
-
-def os_settings(node: NodeSpec) -> list[tuple[str, str]]:
-    """The install step's parameters for the OS check: the chip, the titles of its lists and what they match."""
-    chip, arch = node.chip.value, node.arch.value
-    return [("ASCEND_CHIP", chip), ("ASCEND_OS_LISTS", "; ".join(found.title for found in lists_for(chip))),
-            ("ASCEND_OS_LISTED", " ".join(listed(chip, arch)))]

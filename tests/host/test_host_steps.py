@@ -55,7 +55,7 @@ def test_install_command_carries_every_parameter_and_names_its_script_by_hash(ra
     assert install.create.startswith("env ASCEND_") and runs(install.create) == [("install", step_sha256("install"))]
     assert len(install.create) < 4096
     env = env_of(install.create)
-    assert env["ASCEND_DRIVER_VERSION"] == NEW["driver"] and env["ASCEND_CANN_VERSION"] == NEW["cann"]
+    assert env["ASCEND_DRIVER_VERSION"] == NEW["driver"] and env["ASCEND_TOOLKIT_VERSION"] == NEW["cann"]
     assert env["ASCEND_DRIVER_FILE"] == "Ascend-hdk-910b-npu-driver_24.1.rc2_linux-aarch64.run"
     assert env["ASCEND_DRIVER_SHA256"] == packages.sha256[env["ASCEND_DRIVER_FILE"]]
     assert env["ASCEND_KERNELS_FILE"] == "Ascend-cann-kernels-910b_8.0.RC3_linux-aarch64.run"

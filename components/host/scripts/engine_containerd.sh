@@ -19,7 +19,7 @@ edit_containerd_config() {
   if [[ -f $CONTAINERD_DEFAULT_RECORD ]]; then recorded=$(<"$CONTAINERD_DEFAULT_RECORD"); fi
   case $1 in
     import | unimport) why=$(py containerd_config "$1" "$2" "$3" "$4" "${5:-$DROP_IN_PATH}" 2>&1) ;;
-    *) why=$(py containerd_config "$1" "$2" "$3" "$4" "${ASCEND_DEFAULT_RUNTIME:-false}" "${5:-}" "$RUNTIME_BINARY" \
+    *) why=$(py containerd_config "$1" "$2" "$3" "$4" "$ASCEND_DEFAULT_RUNTIME" "${5:-}" "$RUNTIME_BINARY" \
       "$recorded" 2>&1) ;;
   esac && return 0
   problem "containerd: $why; config.toml was left untouched"
@@ -74,68 +74,86 @@ runc_systemd_cgroup() {
 # Whether a dump has the ascend runtime (and, when asked, as the default): an import can hide it on 1.x.
 effective_has_ascend() {
   grep -qF "[plugins.\"$(cri_plugin "$2")\".containerd.runtimes.ascend]" "$1" || return 1
-  [[ ${ASCEND_DEFAULT_RUNTIME:-false} != true ]] || grep -q '^[[:space:]]*default_runtime_name = "ascend"' "$1"
+  [[ $ASCEND_DEFAULT_RUNTIME != true ]] || grep -q '^[[:space:]]*default_runtime_name = "ascend"' "$1"
 }
 
-# plan_containerd MODE (add|remove): candidate files and the effective config before and after, written to
-# PLAN_MAIN (config.toml), PLAN_DROP (the 2.x drop-in, empty on 1.x or to remove it), PLAN_BEFORE and PLAN_AFTER;
-# PLAN_CHANGE is none when the files already are as wanted. Nothing on the host changes. Problems are collected.
-plan_containerd() {
-  local mode=$1 major version check next_to
-  temp_file && PLAN_BEFORE=$REPLY
-  temp_file && PLAN_AFTER=$REPLY
-  if ! config_dump "$CONTAINERD_CONFIG" "$PLAN_BEFORE"; then
-    problem "containerd cannot load /etc/containerd/config.toml ($DUMP_ERROR); fix it (check with" \
-      "'containerd --config /etc/containerd/config.toml config dump'), then rerun; it was left untouched"
-    return 1
-  fi
+# One planned change of the containerd config (plan_containerd), by role: before and after (the effective config as
+# containerd dumps it), main (the candidate config.toml), drop (the 2.x drop-in, empty on 1.x or to remove it),
+# check (what containerd loads to test the candidates), major and version (containerd's and config.toml's), and
+# change (none when the files already are as wanted).
+declare -A PLAN=()
+
+# The containerd major version and config.toml's config version into PLAN; a layout the ascend runtime cannot go
+# into is a problem.
+plan_layout() {
+  local major version
   major=$(containerd_major)
   version=$(config_version "$CONTAINERD_CONFIG")
   if ! has_settings "$CONTAINERD_CONFIG"; then version=$((major >= 2 ? 3 : 2)); fi
-  PLAN_MAJOR=$major PLAN_VERSION=$version
-  if ! [[ $version == 2 || ($version == 3 && $major -ge 2) ]]; then
-    problem "containerd: /etc/containerd/config.toml is config version ${version:-1}; containerd $major.x takes" \
-      "the ascend runtime in version 2$( ((major >= 2)) && echo ' or 3'): migrate the file ('containerd config" \
-      "migrate', or start from 'containerd config default'), then rerun; it was left untouched"
-    return 1
-  fi
-  # Candidates lie next to config.toml, where containerd resolves its relative imports.
-  next_to=$CONTAINERD_CONFIG
+  PLAN[major]=$major PLAN[version]=$version
+  [[ $version == 2 || ($version == 3 && $major -ge 2) ]] && return 0
+  problem "containerd: /etc/containerd/config.toml is config version ${version:-1}; containerd $major.x takes" \
+    "the ascend runtime in version 2$( ((major >= 2)) && echo ' or 3'): migrate the file ('containerd config" \
+    "migrate', or start from 'containerd config default'), then rerun; it was left untouched"
+  return 1
+}
+
+# plan_candidates MODE: the candidate files into PLAN (main, drop, check), next to config.toml, where containerd
+# resolves its relative imports.
+plan_candidates() {
+  local mode=$1 version=${PLAN[version]} next_to=$CONTAINERD_CONFIG cgroup
   if [[ ! -d ${CONTAINERD_CONFIG%/*} ]]; then next_to=$ROOT/tmp/config.toml; fi
-  temp_file "$next_to.ascend-npu.XXXXXX" && PLAN_MAIN=$REPLY
-  temp_file && PLAN_DROP=$REPLY
-  check=$PLAN_MAIN
-  local cgroup
-  cgroup=$(runc_systemd_cgroup "$PLAN_BEFORE" "$version")
-  if ((major < 2)); then
-    edit_containerd_config "$mode" "$version" "$CONTAINERD_CONFIG" "$PLAN_MAIN" "$cgroup" || return 1
+  temp_file "$next_to.ascend-npu.XXXXXX" && PLAN[main]=$REPLY
+  temp_file && PLAN[drop]=$REPLY
+  PLAN[check]=${PLAN[main]}
+  cgroup=$(runc_systemd_cgroup "${PLAN[before]}" "$version")
+  if ((PLAN[major] < 2)); then
+    edit_containerd_config "$mode" "$version" "$CONTAINERD_CONFIG" "${PLAN[main]}" "$cgroup"
   elif [[ $mode == add ]]; then
-    edit_containerd_config add "$version" /dev/null "$PLAN_DROP" "$cgroup" || return 1
-    edit_containerd_config import "$version" "$CONTAINERD_CONFIG" "$PLAN_MAIN" || return 1
+    edit_containerd_config add "$version" /dev/null "${PLAN[drop]}" "$cgroup" || return 1
+    edit_containerd_config import "$version" "$CONTAINERD_CONFIG" "${PLAN[main]}" || return 1
     # Loaded as if in place: the candidate config imports the candidate drop-in, not the live one, from where it
     # lies now.
-    temp_file "$next_to.ascend-npu.XXXXXX" && check=$REPLY
-    edit_containerd_config unimport "$version" "$CONTAINERD_CONFIG" "$check" || return 1
-    edit_containerd_config import "$version" "$check" "$check" "$(host_path "$PLAN_DROP")" || return 1
+    temp_file "$next_to.ascend-npu.XXXXXX" && PLAN[check]=$REPLY
+    edit_containerd_config unimport "$version" "$CONTAINERD_CONFIG" "${PLAN[check]}" || return 1
+    edit_containerd_config import "$version" "${PLAN[check]}" "${PLAN[check]}" "$(host_path "${PLAN[drop]}")"
   else
-    edit_containerd_config unimport "$version" "$CONTAINERD_CONFIG" "$PLAN_MAIN" || return 1
+    edit_containerd_config unimport "$version" "$CONTAINERD_CONFIG" "${PLAN[main]}"
   fi
-  PLAN_CHANGE=some
-  if same_file "$PLAN_MAIN" "$CONTAINERD_CONFIG" && { ((major < 2)) || same_file "$PLAN_DROP" "$DROP_IN"; }; then
-    PLAN_CHANGE=none
-    return 0
-  fi
-  if ! config_dump "$check" "$PLAN_AFTER" "$(host_path "$PLAN_DROP")" "$DROP_IN_PATH"; then
+}
+
+# plan_effective MODE: the effective config the candidates give into PLAN[after]; one that does not load, or (to add)
+# lacks the ascend runtime, is a problem.
+plan_effective() {
+  if ! config_dump "${PLAN[check]}" "${PLAN[after]}" "$(host_path "${PLAN[drop]}")" "$DROP_IN_PATH"; then
     problem "containerd: the config with the ascend runtime does not load ($DUMP_ERROR); config.toml was left" \
       "untouched"
     return 1
   fi
-  if [[ $mode == add ]] && ! effective_has_ascend "$PLAN_AFTER" "$version"; then
-    problem "containerd: the ascend runtime would not reach the effective config: a file config.toml imports" \
-      "replaces the whole CRI section (containerd 1.x, issue #5837); add the ascend runtime to that file, then" \
-      "rerun; config.toml was left untouched"
+  [[ $1 != add ]] || effective_has_ascend "${PLAN[after]}" "${PLAN[version]}" && return 0
+  problem "containerd: the ascend runtime would not reach the effective config: a file config.toml imports" \
+    "replaces the whole CRI section (containerd 1.x, issue #5837); add the ascend runtime to that file, then" \
+    "rerun; config.toml was left untouched"
+  return 1
+}
+
+# plan_containerd MODE (add|remove): PLAN for MODE; nothing on the host changes. Problems are collected.
+plan_containerd() {
+  PLAN=([change]=some)
+  temp_file && PLAN[before]=$REPLY
+  temp_file && PLAN[after]=$REPLY
+  if ! config_dump "$CONTAINERD_CONFIG" "${PLAN[before]}"; then
+    problem "containerd cannot load /etc/containerd/config.toml ($DUMP_ERROR); fix it (check with" \
+      "'containerd --config /etc/containerd/config.toml config dump'), then rerun; it was left untouched"
     return 1
   fi
+  plan_layout && plan_candidates "$1" || return 1
+  if same_file "${PLAN[main]}" "$CONTAINERD_CONFIG" && { ((PLAN[major] < 2)) || same_file "${PLAN[drop]}" "$DROP_IN"; }
+  then
+    PLAN[change]=none
+    return 0
+  fi
+  plan_effective "$1"
 }
 
 check_containerd_config() {
@@ -148,14 +166,14 @@ check_containerd_config() {
 # cluster.ascendDefaultRuntime off gives it back.
 record_containerd_default() {
   local current why
-  [[ $1 == add && ${ASCEND_DEFAULT_RUNTIME:-false} == true && $PLAN_MAJOR -lt 2 ]] || return 0
-  current=$(py containerd_config default-runtime "$PLAN_VERSION" "$CONTAINERD_CONFIG")
+  [[ $1 == add && $ASCEND_DEFAULT_RUNTIME == true && ${PLAN[major]} -lt 2 ]] || return 0
+  current=$(py containerd_config default-runtime "${PLAN[version]}" "$CONTAINERD_CONFIG")
   [[ -n $current && $current != ascend ]] || return 0
   why=$(printf '%s\n' "$current" | py config_files write "$CONTAINERD_DEFAULT_RECORD" 2>&1) || die "containerd: $why"
 }
 
 forget_containerd_default() {
-  if [[ ${ASCEND_DEFAULT_RUNTIME:-false} != true || $1 == remove ]]; then rm -f "$CONTAINERD_DEFAULT_RECORD"; fi
+  if [[ $ASCEND_DEFAULT_RUNTIME != true || $1 == remove ]]; then rm -f "$CONTAINERD_DEFAULT_RECORD"; fi
 }
 
 # apply_containerd_config MODE (add|remove): put the planned files in place, restart on a real change.
@@ -166,20 +184,20 @@ apply_containerd_config() {
   if engine_owned_by_k3s_or_rke2; then return; fi
   plan_containerd "$1" || true
   stop_on_problems "containerd config left untouched"
-  if [[ $PLAN_CHANGE == none ]]; then
+  if [[ ${PLAN[change]} == none ]]; then
     say "containerd: the ascend runtime is already $verb as wanted, containerd not restarted"
     return
   fi
   # Restart on a change of the effective config; dropping the drop-in always is one.
-  if ! cmp -s "$PLAN_BEFORE" "$PLAN_AFTER" || [[ $1 == remove && -f $DROP_IN ]]; then restart=true; fi
+  if ! cmp -s "${PLAN[before]}" "${PLAN[after]}" || [[ $1 == remove && -f $DROP_IN ]]; then restart=true; fi
   record_containerd_default "$1"
-  if [[ -s $PLAN_DROP ]]; then
-    why=$(py config_files write "$DROP_IN" <"$PLAN_DROP" 2>&1) || die "containerd: $why"
+  if [[ -s ${PLAN[drop]} ]]; then
+    why=$(py config_files write "$DROP_IN" <"${PLAN[drop]}" 2>&1) || die "containerd: $why"
   elif [[ -f $DROP_IN ]]; then
     rm -f "$DROP_IN"
   fi
   BACKUP=""
-  if ! same_file "$PLAN_MAIN" "$CONTAINERD_CONFIG"; then replace_file "$PLAN_MAIN" "$CONTAINERD_CONFIG"; fi
+  if ! same_file "${PLAN[main]}" "$CONTAINERD_CONFIG"; then replace_file "${PLAN[main]}" "$CONTAINERD_CONFIG"; fi
   forget_containerd_default "$1"
   if [[ $restart == false ]]; then
     say "containerd: config files rewritten${BACKUP:+ (backup $BACKUP)}, effective config unchanged, containerd not" \

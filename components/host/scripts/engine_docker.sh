@@ -7,7 +7,7 @@ DOCKER_DEFAULT_RECORD="$STATE_DIR/default-runtime.docker"
 
 # daemon_json MODE: daemon_json.py on the host's file with the stack's settings.
 daemon_json() {
-  py daemon_json "$1" "$DAEMON_JSON" "${ASCEND_DEFAULT_RUNTIME:-false}" "$RUNTIME_BINARY" "$DOCKER_DEFAULT_RECORD"
+  py daemon_json "$1" "$DAEMON_JSON" "$ASCEND_DEFAULT_RUNTIME" "$RUNTIME_BINARY" "$DOCKER_DEFAULT_RECORD"
 }
 
 # Preflight: the file parses as dockerd parses it and can be written; DOCKER_CHANGE and DOCKER_LIVE_RESTORE (yes|no)
@@ -42,6 +42,6 @@ apply_daemon_json() {
   fi
   backup=${result#changed backup=}
   say "docker: ascend runtime $verb in /etc/docker/daemon.json (default runtime ascend:" \
-    "${ASCEND_DEFAULT_RUNTIME:-false})${backup:+, backup $backup}"
+    "$ASCEND_DEFAULT_RUNTIME)${backup:+, backup $backup}"
   restart_engine docker
 }

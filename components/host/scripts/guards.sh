@@ -71,7 +71,7 @@ check_no_downgrade() {
     verdict=0
     py versions newer "$found" "$wanted" || verdict=$?
     ((verdict == 0)) || continue
-    if [[ ${ASCEND_ALLOW_DOWNGRADE:-false} == true ]]; then
+    if [[ $ASCEND_ALLOW_DOWNGRADE == true ]]; then
       say "note: $kind goes down from $found to $wanted (rollout.allowDowngrade is true)"
     else
       problem "$kind $found is installed, newer than the $wanted the stack wants: refusing to downgrade; pin" \
@@ -110,7 +110,7 @@ check_disruption() {
   fi
   local what
   what=$(IFS=';' && echo "${disruptive[*]}")
-  if [[ ${ASCEND_ALLOW_DISRUPTION:-false} == true ]]; then
+  if [[ $ASCEND_ALLOW_DISRUPTION == true ]]; then
     say "note: $busy process(es) use the NPUs and will be disrupted (${what//;/, }): rollout.allowDisruption is true"
     return 0
   fi

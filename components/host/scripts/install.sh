@@ -83,7 +83,12 @@ main() {
   finish
 }
 
-# A mirror login comes as the one line of stdin (never on a command line or in the environment, never exported);
-# nothing the step runs reads stdin after that.
-if [[ ${ASCEND_MIRROR_LOGIN:-} == stdin ]]; then IFS= read -r ASCEND_MIRROR_CREDENTIALS || true; fi
-main </dev/null
+# The parameters first; then a mirror login comes as the one line of stdin (never on a command line or in the
+# environment, never exported); nothing the step runs reads stdin after that.
+start() {
+  require_params
+  if [[ $ASCEND_MIRROR_LOGIN == stdin ]]; then IFS= read -r MIRROR_CREDENTIALS || true; fi
+  main </dev/null
+}
+
+start

@@ -61,8 +61,9 @@ record_settings() {
 
 # restart_engine UNIT: `systemctl restart UNIT` within rollout.timeouts.engineRestart; a restart that hangs or fails
 # stops the step (the merged config stays in place, and the next run starts from the saved original).
+# shellcheck disable=SC2153 # a parameter of the command (components/host/parameters.py), not a misspelling
 restart_engine() {
-  local limit=${ASCEND_ENGINE_RESTART_TIMEOUT:-300} rc=0 start=$SECONDS
+  local limit=$ASCEND_ENGINE_RESTART_TIMEOUT rc=0 start=$SECONDS
   say "$1: restarting"
   timeout --kill-after=10 "$limit" systemctl restart "$1" 9>&- </dev/null || rc=$?
   if ((rc == 0)); then
@@ -70,10 +71,10 @@ restart_engine() {
     return 0
   fi
   if ((rc == 124 || rc == 137)); then
-    die "$1 did not restart within $limit s (rollout.timeouts.engineRestart) on node ${ASCEND_NODE:-?}; see" \
+    die "$1 did not restart within $limit s (rollout.timeouts.engineRestart) on node $ASCEND_NODE; see" \
       "journalctl -u $1, then rerun"
   fi
-  die "systemctl restart $1 failed (exit $rc) on node ${ASCEND_NODE:-?}; see journalctl -u $1, then rerun"
+  die "systemctl restart $1 failed (exit $rc) on node $ASCEND_NODE; see journalctl -u $1, then rerun"
 }
 problem() { PROBLEMS+=("$*"); }
 forget_problems() { PROBLEMS=(); }
@@ -108,16 +109,29 @@ remove_temp_files() {
   done
 }
 
-# Value of ASCEND_<KIND>_<FIELD> from the command line, e.g. `kind_var driver FILE`.
-kind_var() {
+# The parameters this step's command must set, each declared in components/host/parameters.py (host_steps()
+# renders the list between this file and the next part).
+STEP_PARAMS=()
+
+# Stop with one line naming the first parameter the command did not set: a renamed or missing one never reads as
+# an empty value. An optional parameter is always set, maybe empty.
+require_params() {
   local name
-  case $1 in
-    dockerRuntime) name=DOCKER_RUNTIME ;;
-    toolkit | kernels) if [[ $2 == VERSION ]]; then name=CANN; else name=${1^^}; fi ;;
-    *) name=${1^^} ;;
-  esac
-  name="ASCEND_${name}_$2"
-  printf '%s' "${!name:-}"
+  ((${#STEP_PARAMS[@]} > 0)) || return 0
+  for name in "${STEP_PARAMS[@]}"; do
+    [[ -v $name ]] || die "parameter $name is not set in this step's command (components/host/parameters.py" \
+      "declares it); nothing was changed"
+  done
+}
+
+# kind_var KIND FIELD: the parameter ASCEND_<KIND>_<FIELD>, KIND in upper snake case (dockerRuntime is
+# DOCKER_RUNTIME), as parameters.py names each kind's parameters.
+kind_var() {
+  local name=$1 upper
+  for upper in {A..Z}; do name=${name//$upper/_$upper}; done
+  name="ASCEND_${name^^}_$2"
+  [[ -v $name ]] || die "parameter $name is not set in this step's command; nothing more was changed"
+  printf '%s' "${!name}"
 }
 
 wanted_version() { kind_var "$1" VERSION; }
@@ -125,7 +139,7 @@ wanted_version() { kind_var "$1" VERSION; }
 # What the kind's version file shows once the wanted version is in: the version itself, except for the Ascend Docker
 # Runtime, whose installer records its own form of it (`version=v6.0.0`; the release catalog says which).
 wanted_record() {
-  if [[ $1 == dockerRuntime ]]; then kind_var "$1" RECORD; else wanted_version "$1"; fi
+  if [[ $1 == dockerRuntime ]]; then printf '%s' "$ASCEND_DOCKER_RUNTIME_RECORD"; else wanted_version "$1"; fi
 }
 
 # shows KIND FOUND: whether FOUND, read from the kind's version file, is the wanted version; the runtime's record must

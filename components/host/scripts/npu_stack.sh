@@ -5,21 +5,15 @@
 
 LOG_DIR="$ROOT/var/log/ascend-npu"
 
-# The installer flags for this host's state, as ascend-deployer gives them (components/releases/*.yaml): a fresh driver
-# and CANN are installed for all users (device nodes 0666), which --upgrade refuses; the runtime is told its engine
-# so its record names the right scene. The result lands in FLAGS.
+# The installer flags for this host's state, from the release catalog (ASCEND_<KIND>_FRESH_FLAGS on a host without
+# the kind, ASCEND_<KIND>_UPGRADE_FLAGS over an installed version; components/host/parameters.py). The result lands
+# in FLAGS.
 choose_flags() {
-  local present
-  present=$(installed_version "$1")
-  case $1 in
-    driver) if [[ -n $present ]]; then FLAGS=(--upgrade --quiet); else FLAGS=(--full --install-for-all --quiet); fi ;;
-    firmware) if [[ -n $present ]]; then FLAGS=(--upgrade --quiet); else FLAGS=(--full --quiet); fi ;;
-    toolkit | kernels)
-      if [[ -n $present ]]; then FLAGS=(--upgrade --quiet); else FLAGS=(--install --install-for-all --quiet); fi ;;
-    dockerRuntime)
-      if [[ -n $present ]]; then FLAGS=(--upgrade); else FLAGS=(--install); fi
-      FLAGS+=("--install-scene=$ASCEND_ENGINE") ;;
-  esac
+  if [[ -n $(installed_version "$1") ]]; then
+    read -ra FLAGS <<<"$(kind_var "$1" UPGRADE_FLAGS)"
+  else
+    read -ra FLAGS <<<"$(kind_var "$1" FRESH_FLAGS)"
+  fi
 }
 
 # run_installer KIND FLAG...: the staged .run file with its output in LOG_DIR/KIND.log; returns its exit code. An
@@ -34,7 +28,6 @@ run_installer() {
   log="$LOG_DIR/$kind.log"
   answer=$(kind_var "$kind" ANSWER)
   limit=$(kind_var "$kind" TIMEOUT)
-  limit=${limit:-3600}
   TIMED_OUT=""
   mkdir -p "$LOG_DIR"
   printf '== %s %s\n' "$(kind_var "$kind" FILE)" "$*" >>"$log"
@@ -59,7 +52,7 @@ run_installer() {
 installer_failure() {
   if [[ -n $TIMED_OUT ]]; then
     printf 'did not finish within %s s (rollout.timeouts.%s) on node %s and was stopped' "$TIMED_OUT" "$1" \
-      "${ASCEND_NODE:-?}"
+      "$ASCEND_NODE"
   else
     printf 'failed (exit %s)' "$2"
   fi

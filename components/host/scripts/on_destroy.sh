@@ -16,6 +16,7 @@ ON_DESTROY_RECORD="$STATE_DIR/on-destroy.env"
 installed_setting() { sed -n "s/^$1=//p" "$INSTALL_RECORD"; }
 
 main() {
+  require_params
   say_log_path
   if [[ $ASCEND_ON_DESTROY == uninstall && ! -f $INSTALL_RECORD ]]; then
     die "no record of a finished install on this node ($(host_path "$INSTALL_RECORD")); run pulumi up again"
@@ -23,7 +24,7 @@ main() {
   record_settings "$ON_DESTROY_RECORD"
   if [[ $ASCEND_ON_DESTROY == uninstall ]]; then
     say "on destroy: uninstall driver $(installed_setting ASCEND_DRIVER_VERSION), firmware" \
-      "$(installed_setting ASCEND_FIRMWARE_VERSION), CANN $(installed_setting ASCEND_CANN_VERSION) and the Ascend" \
+      "$(installed_setting ASCEND_FIRMWARE_VERSION), CANN $(installed_setting ASCEND_TOOLKIT_VERSION) and the Ascend" \
       "Docker Runtime $(installed_setting ASCEND_DOCKER_RUNTIME_VERSION)"
   else
     say "on destroy: keep the software (rollout.uninstallOnDestroy is off)"

@@ -7,7 +7,7 @@ sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 
 # The mirror login as a curl config line; printf is a builtin, so the login is in no argument list.
 mirror_login_config() {
-  local login=$ASCEND_MIRROR_CREDENTIALS
+  local login=$MIRROR_CREDENTIALS
   login=${login//\\/\\\\}
   login=${login//\"/\\\"}
   login=${login//$'\n'/\\n}
@@ -15,7 +15,7 @@ mirror_login_config() {
 }
 
 # Download <mirror>/<file> into staging; a failed download leaves no partial file behind. A mirror login
-# (ASCEND_MIRROR_CREDENTIALS, read from stdin and never exported) reaches curl as its config on a pipe.
+# (MIRROR_CREDENTIALS, read from stdin and never exported) reaches curl as its config on a pipe.
 fetch_package() {
   local path url rc=0 start=$SECONDS
   path=$(staged_file "$1")
@@ -23,7 +23,7 @@ fetch_package() {
   mkdir -p "${path%/*}"
   # packages.mirrorUrl carries no login (the stack refuses one), so the URL can be shown.
   say "$1: fetching $url"
-  if [[ -n ${ASCEND_MIRROR_CREDENTIALS:-} ]]; then
+  if [[ -n ${MIRROR_CREDENTIALS:-} ]]; then
     mirror_login_config | curl -K - -fsSL --retry 3 --connect-timeout 20 -o "$path.part" "$url" || rc=$?
   else
     curl -fsSL --retry 3 --connect-timeout 20 -o "$path.part" "$url" || rc=$?
@@ -80,7 +80,7 @@ stage_packages() {
     say "packages: nothing to install, nothing staged"
     return
   fi
-  if [[ -n ${ASCEND_MIRROR_CREDENTIALS:-} && $ASCEND_MIRROR_CREDENTIALS != *:* ]]; then
+  if [[ -n ${MIRROR_CREDENTIALS:-} && $MIRROR_CREDENTIALS != *:* ]]; then
     die "mirrorCredentials is not user:password; set it again with pulumi config set --secret mirrorCredentials"
   fi
   for kind in "$@"; do stage_package "$kind"; done

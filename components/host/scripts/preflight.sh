@@ -1,12 +1,11 @@
 # shellcheck shell=bash
 # Preflight: what an installer would trip over, checked before any of them runs; every problem is listed at once.
 
-KINDS=(driver firmware toolkit kernels dockerRuntime)
-
-# The kinds whose version file does not show the wanted version yet.
+# The kinds whose version file does not show the wanted version yet, in install order (ASCEND_KINDS).
 needed_kinds() {
-  local kind
-  for kind in "${KINDS[@]}"; do
+  local kind kinds
+  read -ra kinds <<<"$ASCEND_KINDS"
+  for kind in "${kinds[@]}"; do
     is_wanted "$kind" || echo "$kind"
   done
 }
@@ -82,9 +81,9 @@ check_driver_user() {
 }
 
 # A RuntimeClass on a Docker node reaches the runtime through cri-dockerd, which takes a runtime handler only from
-# 0.4.0 (ASCEND_CRI_DOCKERD_MIN is set when workloads opt in through the ascend RuntimeClass).
+# 0.4.0 (ASCEND_CRI_DOCKERD_MIN is not empty when workloads opt in through the ascend RuntimeClass).
 check_cri_dockerd() {
-  local want=${ASCEND_CRI_DOCKERD_MIN:-} found
+  local want=$ASCEND_CRI_DOCKERD_MIN found
   [[ -n $want ]] || return 0
   if ! command -v cri-dockerd >/dev/null; then
     problem "cri-dockerd not found: a Docker node needs cri-dockerd $want or newer for the ascend RuntimeClass;" \
@@ -99,7 +98,7 @@ check_cri_dockerd() {
 
 # Traces of an older or interrupted install: reported, not fatal (the installers run over them).
 report_leftovers() {
-  local kind dir status latest name
+  local kind dir status latest name cann
   for kind in driver firmware; do
     dir="$ASCEND_HOME/$kind"
     if [[ -d $dir && ! -f $dir/version.info ]]; then
@@ -110,10 +109,11 @@ report_leftovers() {
   if [[ -n $status && $status != complete ]]; then
     say "note: /etc/ascend_install.info says Driver_Install_Status=$status"
   fi
+  cann=$(wanted_version toolkit)
   latest=$(readlink "$ASCEND_HOME/ascend-toolkit/latest" 2>/dev/null || true)
   for dir in "$ASCEND_HOME"/ascend-toolkit/*/; do
     name=$(basename "$dir")
-    [[ -d $dir && $name != latest && $name != "${latest##*/}" && ${name,,} != "${ASCEND_CANN_VERSION,,}" ]] || continue
+    [[ -d $dir && $name != latest && $name != "${latest##*/}" && ${name,,} != "${cann,,}" ]] || continue
     say "note: CANN $name is still in /usr/local/Ascend/ascend-toolkit; remove it with its --uninstall once unused"
   done
 }

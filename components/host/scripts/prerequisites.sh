@@ -33,7 +33,7 @@ os_release_field() {
 os_listed() {
   local id=${1,,} version_id=${2,,} codename="" token want_id want_version want_codename
   if [[ $3 =~ \(([^\)]*)\) ]]; then codename=${BASH_REMATCH[1],,}; fi
-  for token in ${ASCEND_OS_LISTED:-}; do
+  for token in $ASCEND_OS_LISTED; do
     IFS=/ read -r want_id want_version want_codename <<<"$token"
     [[ $want_id == "$id" && $want_version == "$version_id" ]] || continue
     [[ -z $want_codename || $codename == *"$want_codename"* ]] && return 0
@@ -42,20 +42,20 @@ os_listed() {
 }
 
 # The lists a warning names, and what it advises (from the command's parameters).
+# shellcheck disable=SC2153 # a parameter of the command (components/host/parameters.py), not a misspelling
 os_lists_read() {
-  printf 'the OS lists read for %s (%s; components/releases/os-support.yaml)' "${ASCEND_CHIP:-this chip}" \
-    "${ASCEND_OS_LISTS:-}"
+  printf 'the OS lists read for %s (%s; components/releases/os-support.yaml)' "$ASCEND_CHIP" "$ASCEND_OS_LISTS"
 }
 os_advice() {
   printf "those lists are incomplete, so the install goes on: check Huawei's compatibility checker for driver %s" \
-    "${ASCEND_DRIVER_VERSION:-}"
-  printf ' and CANN %s, or use an OS image on the list' "${ASCEND_CANN_VERSION:-}"
+    "$ASCEND_DRIVER_VERSION"
+  printf ' and CANN %s, or use an OS image on the list' "$ASCEND_TOOLKIT_VERSION"
 }
 
 # A warning, not a problem: the lists are incomplete, and Huawei's compatibility checker decides for a release.
 check_os_support() {
   local file id version_id shown
-  [[ -n ${ASCEND_OS_LISTED:-} ]] || return 0
+  [[ -n $ASCEND_OS_LISTED ]] || return 0
   if ! file=$(os_release_file); then
     say "WARNING: no /etc/os-release, so this host's OS cannot be compared with $(os_lists_read); $(os_advice)"
     return 0
@@ -70,7 +70,7 @@ check_os_support() {
 
 # check_mirror_tools KIND...: packages from a mirror are fetched with curl (packages.sh), when any is to be installed.
 check_mirror_tools() {
-  if [[ ${ASCEND_SOURCE:-} != mirror ]] || (($# == 0)) || command -v curl >/dev/null; then return 0; fi
+  if [[ $ASCEND_SOURCE != mirror ]] || (($# == 0)) || command -v curl >/dev/null; then return 0; fi
   problem "curl not found, and packages.source is mirror: the node fetches its packages from packages.mirrorUrl" \
     "with curl; install it with $(install_hint curl), then rerun"
 }

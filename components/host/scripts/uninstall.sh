@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# uninstall (on `pulumi destroy` with rollout.uninstallOnDestroy): the engine's ascend runtime, then the Ascend
-# Docker Runtime, CANN kernels and toolkit, firmware and driver, each with its installer's --uninstall.
+# uninstall (on `pulumi destroy` with rollout.uninstallOnDestroy): the engine's ascend runtime, then each kind in
+# the reverse of install order (the Ascend Docker Runtime first, the driver last), each with its installer's
+# --uninstall.
 set -euo pipefail
 STEP=uninstall
 
@@ -29,9 +30,9 @@ fi
 
 FAILED=()
 
-# --uninstall alone: --quiet is refused with it by driver and firmware, and CANN takes it only to install.
+# With ASCEND_<KIND>_UNINSTALL_FLAGS (the release catalog's; the runtime's name its engine's scene).
 uninstall_package() {
-  local kind=$1 found rc=0
+  local kind=$1 found flags rc=0
   found=$(installed_version "$kind")
   if [[ -z $found ]]; then
     say "$kind: not installed, skipped"
@@ -43,13 +44,8 @@ uninstall_package() {
     FAILED+=("$kind: ${PROBLEMS[0]}")
     return
   fi
-  # The runtime's --uninstall acts on the docker scene unless told otherwise, and on a containerd node it then exits 0
-  # having removed nothing.
-  if [[ $kind == dockerRuntime ]]; then
-    installer_for "$kind" --uninstall "--install-scene=$ASCEND_ENGINE" || rc=$?
-  else
-    installer_for "$kind" --uninstall || rc=$?
-  fi
+  read -ra flags <<<"$(kind_var "$kind" UNINSTALL_FLAGS)"
+  installer_for "$kind" "${flags[@]}" || rc=$?
   if ((rc != 0)); then
     FAILED+=("$kind $found: --uninstall $(installer_failure "$kind" "$rc"), log in $(host_path "$LOG_DIR/$kind.log")")
     return
@@ -62,7 +58,8 @@ uninstall_package() {
 }
 
 main() {
-  local kind line
+  local kinds i line
+  require_params
   say_log_path
   require_python3
   hold_run_lock
@@ -74,7 +71,8 @@ main() {
   save_engine_config
   if [[ $ASCEND_ENGINE == docker ]]; then apply_daemon_json remove; else apply_containerd_config remove; fi
   forget_engine_config
-  for kind in dockerRuntime kernels toolkit firmware driver; do uninstall_package "$kind"; done
+  read -ra kinds <<<"$ASCEND_KINDS"
+  for ((i = ${#kinds[@]} - 1; i >= 0; i--)); do uninstall_package "${kinds[i]}"; done
   ((${#FAILED[@]} == 0)) && return 0
   for line in "${FAILED[@]}"; do complain "$line"; done
   die "${#FAILED[@]} package(s) not uninstalled; fix and rerun the destroy"

@@ -16,14 +16,15 @@ if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_
 fi
 
 main() {
-  local kind found smi chips rc=0 reboot=false problems=() versions=()
+  local kind kinds found smi chips problem rc=0 reboot=false problems=() args=()
+  require_params
   say_log_path
   require_python3
-  for kind in driver firmware toolkit kernels dockerRuntime; do
+  read -ra kinds <<<"$ASCEND_KINDS"
+  for kind in "${kinds[@]}"; do
     found=$(installed_version "$kind")
-    if [[ $kind != kernels ]]; then versions+=("$found"); fi
-    shows "$kind" "$found" ||
-      problems+=("$kind is ${found:-not installed}, the stack wants $(wanted_record "$kind")")
+    args+=(--found "$kind=$found")
+    shows "$kind" "$found" || problems+=("$kind is ${found:-not installed}, the stack wants $(wanted_record "$kind")")
   done
   check_firmware_compatibility || problems+=("$COMPAT_PROBLEM")
   smi=$(npu-smi info 2>&1) || rc=$?
@@ -33,9 +34,10 @@ main() {
   fi
   chips=$(npu_smi_chips <<<"$smi")
   if reboot_pending; then reboot=true; fi
+  for problem in "${problems[@]:+${problems[@]}}"; do args+=("--problem=$problem"); done
   local verdict=0
-  py verify_report "${ASCEND_NODE:?}" "$ASCEND_NPU_COUNT" "$reboot" "$chips" "${versions[@]}" \
-    "${problems[@]}" || verdict=$?
+  py verify_report --node "$ASCEND_NODE" --expected-chips "$ASCEND_NPU_COUNT" --reboot-pending "$reboot" \
+    --chips "$chips" "${args[@]}" || verdict=$?
   # The run log keeps the verdict beside the install's lines (stdout must end with the JSON object).
   if ((verdict == 0)); then log_line "verified: chips healthy, versions as the stack wants"; else
     log_line "verify failed: ${problems[*]:-see npu-smi info}"
