@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 from components.config import StackSpec
 from components.config.hosts import ContainerRuntime, NodeSpec
-from components.config.packages import Kind, PackageFile, Source
+from components.config.packages import Kind, PackageFile, Source, declared_version
 from components.host.os_support import listed, lists_for
 from components.releases.catalog import component_releases
 
@@ -75,9 +75,7 @@ def installer_flags(kind: Kind, version: str, engine: str) -> dict[str, str]:
 
 
 def _version(inputs: Inputs, kind: Kind) -> str:
-    v = inputs.spec.versions
-    return {Kind.DRIVER: v.driver, Kind.FIRMWARE: v.firmware, Kind.TOOLKIT: v.cann, Kind.KERNELS: v.cann,
-            Kind.DOCKER_RUNTIME: v.docker_runtime}[kind]
+    return declared_version(inputs.spec.versions, kind)
 
 
 def _timeout(inputs: Inputs, kind: Kind) -> int:

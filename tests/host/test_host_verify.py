@@ -1,6 +1,7 @@
 """The verify step: versions read back, every npu-smi format parsed, unhealthy or missing chips refused."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,16 @@ def test_a_driver_file_version_with_an_extra_patch_counts_as_the_wanted_one(node
     result = node.run_step(node.spec(), "verify")
     assert result.returncode == 0, result.stderr
     assert step_report(result.stdout)["versions"]["driver"] == "24.1.RC2.1"
+
+
+def test_the_report_takes_named_arguments_and_shows_cann_from_the_toolkit(capsys):
+    chip = {"npu": 0, "chip": 0, "name": "910B2", "health": "OK", "busId": "0000:C1:00.0"}
+    code = part("verify_report").main([
+        "--node", "n1", "--expected-chips", "1", "--reboot-pending", "true", "--chips", json.dumps([chip]),
+        "--found", "driver=24.1.rc2", "--found", "toolkit=8.0.RC3", "--found", "kernels=8.0.RC3",
+        "--problem=-firmware is not installed"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "[verify] -firmware is not installed" in err.splitlines()
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["versions"] == {"driver": "24.1.rc2", "firmware": None, "cann": "8.0.RC3", "dockerRuntime": None}
+    assert (report["node"], report["rebootRequired"], report["healthy"]) == ("n1", True, False)
