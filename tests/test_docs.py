@@ -13,7 +13,7 @@ from tests.e2e.least_privilege import DOCTOR_RULES, DRAIN_RULES, docs_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [README, ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 README_MAX_LINES = 220
 # Built or installed, never committed: paths under these are not checked.
 GENERATED = {"build", "dist", ".venv", ".engine"}
