@@ -59,8 +59,11 @@ class PolicyPackProcess:
         reader.join(self.start_timeout)
         text = port_line[0].decode().strip() if port_line else ""
         if not text.isdigit():
-            self.close()
+            if self.process.poll() is None:
+                self.process.kill()
+            self.process.wait()
             err = self.process.stderr.read().decode(errors="replace")[-2000:] if self.process.stderr else ""
+            self.close()
             raise PolicyPackError(f"policy pack in {self.pack_dir} did not print its port: {text!r} {err}")
         self.channel = grpc.insecure_channel(f"127.0.0.1:{text}",
                                              options=[("grpc.max_receive_message_length", 400 * 1024 * 1024),

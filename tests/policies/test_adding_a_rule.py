@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from components.plan.analyzer import PolicyPackProcess
+from components.plan.analyzer import PolicyPackError, PolicyPackProcess
 from tests.policies.test_rule_pages import rule_problems
 from tests.policies.test_rules import as_recorded
 from tests.stacks import ROOT
@@ -78,3 +78,11 @@ def test_a_module_without_a_policy_stops_the_pack(pack_copy):
     (pack_copy / "rules" / "helpers.py").write_text('"""Not a rule."""\n')
     started = subprocess.run([sys.executable, "-u", "."], cwd=pack_copy, capture_output=True, text=True, timeout=120)
     assert started.returncode != 0 and "rules/helpers.py defines no POLICY" in started.stderr
+
+
+def test_the_plan_names_why_the_pack_did_not_start(pack_copy):
+    """What the pack printed before it stopped is the plan's error, not a failure to read it."""
+    (pack_copy / "rules" / "helpers.py").write_text('"""Not a rule."""\n')
+    with pytest.raises(PolicyPackError, match="rules/helpers.py defines no POLICY"):
+        with PolicyPackProcess(pack_copy):
+            pass
