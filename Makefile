@@ -1,4 +1,5 @@
-# ascend-npu: `make plan` (offline plan of a stack), `make test`, `make bench`, `make docs`, `make chart`,
+# ascend-npu: `make plan` (offline plan of a stack), `make test` (runs `make lint` first: ruff and mypy),
+# `make bench`, `make docs`, `make chart`,
 # `make template STACK=<stack>` (the chart rendered offline with the stack's values);
 # `make doctor STACK=<stack>` (read-only checks of a running stack, over SSH and the API);
 # the real engine: `make engine` (build it), `make cluster` / `make cluster-stop` (a local control plane), `make e2e`.
@@ -10,7 +11,7 @@ EXTRA_RESOURCES ?=
 PLACEHOLDER_SECRETS ?=
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: plan test bench docs chart chart-package template venv clean engine cluster cluster-stop e2e doctor
+.PHONY: plan test lint bench docs chart chart-package template venv clean engine cluster cluster-stop e2e doctor
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,8 +27,12 @@ plan: $(STAMP)
 doctor: $(STAMP)
 	@$(PY) -m components.doctor --stack $(STACK) $(if $(JSON),--json)
 
-test: $(STAMP)
+test: lint
 	$(PY) -m pytest -q tests --ignore=tests/e2e
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 engine: $(STAMP)
 	@bash engine/build.sh

@@ -46,6 +46,7 @@ def shaped(nodes: int, max_parallel: int, cluster_objects: int) -> list:
 def paced(nodes: int, max_parallel: int, cluster_objects: int) -> list:
     """The shaped floor with the collector paced as the program paces it: what is left is inputs and code."""
     import gc
+
     from components.platform import COLLECTOR_PACE
     gc.set_threshold(*COLLECTOR_PACE)
     return shaped(nodes, max_parallel, cluster_objects)

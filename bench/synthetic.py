@@ -18,7 +18,8 @@ def synthetic_stack(nodes: int) -> dict:
     out = []
     for i in range(nodes):
         pool = "infer" if i % 4 == 3 else "train"
-        out.append({"name": f"{pool}-{i:04d}.bench.example", "address": f"10.{64 + i // 65536}.{i // 256 % 256}.{i % 256}",
+        address = f"10.{64 + i // 65536}.{i // 256 % 256}.{i % 256}"
+        out.append({"name": f"{pool}-{i:04d}.bench.example", "address": address,
                     "hostKey": infer_key if pool == "infer" else train_key, "pool": pool})
     config["ascend-npu:nodes"] = out
     config["ascend-npu:rollout"]["canaries"] = [out[0]["name"], out[3]["name"]] if nodes > 3 else [out[0]["name"]]

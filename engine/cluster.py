@@ -50,7 +50,7 @@ def prepare(kube: Kube) -> None:
     for file in CRDS:
         crd = yaml.safe_load((CRD_DIR / file).read_text())
         kube.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
-        wait_for(f"CRD {crd['metadata']['name']} established", lambda: any(
+        wait_for(f"CRD {crd['metadata']['name']} established", lambda crd=crd: any(
             c["type"] == "Established" and c["status"] == "True" for c in kube.get(
                 f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}")
             .get("status", {}).get("conditions") or []), 60)
@@ -61,7 +61,7 @@ def register_nodes(kube: Kube, nodes: list[dict]) -> None:
     for node in nodes:
         kube.create("/api/v1/nodes", simulated_node(node))
     for node in nodes:
-        wait_for(f"node {node['name']} Ready", lambda: any(
+        wait_for(f"node {node['name']} Ready", lambda node=node: any(
             c["type"] == "Ready" and c["status"] == "True"
             for c in kube.get(f"/api/v1/nodes/{node['name']}").get("status", {}).get("conditions") or []), 120)
         print(f"cluster: node {node['name']} registered and Ready (simulated kubelet)", flush=True)

@@ -69,7 +69,7 @@ def test_random_shapes_of_every_section_end_in_problems(stack: str):
     rng = random.Random(f"sections-{stack}")
     base = raw_sections(stack)
     outcomes = {"spec": 0, "problems": 0}
-    for i in range(1500):
+    for _ in range(1500):
         raw = copy.deepcopy(base)
         for _ in range(rng.randrange(1, 4)):
             section = rng.choice(SECTIONS)

@@ -11,7 +11,6 @@ from components.config.packages import Source
 from components.host.rollout import plan_waves
 from components.plan.recorder import SECRET_SIG, SIG_KEY, mask
 from components.plan.stack_files import read_stack_config
-
 from tests.stacks import ROOT, load_stack, patched, write_stack
 
 HOST = "ascend-npu:index:AscendHost"

@@ -39,7 +39,8 @@ def test_a_complete_directory_and_a_mirror_stack_have_no_problem(tmp_path):
 
 def test_the_agent_is_used_only_when_the_stack_says_so():
     """pulumi-command v1.2.1 dials SSH_AUTH_SOCK whenever it is non-empty, even beside sshPrivateKey."""
-    keyed = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": False}}, private_key="KEY", private_key_is_secret=True)
+    keyed = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": False}}, private_key="KEY",
+                        private_key_is_secret=True)
     agent = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": True}}, private_key=None)
     assert [p.field for p in agent_problems(keyed, {"SSH_AUTH_SOCK": "/run/user/0/agent.sock"})] == ["sshPrivateKey"]
     assert "SSH_AUTH_SOCK= pulumi up" in agent_problems(keyed, {"SSH_AUTH_SOCK": "/tmp/a"})[0].message

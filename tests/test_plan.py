@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
-from pathlib import Path
 
 import pytest
 import yaml
@@ -66,7 +65,8 @@ def test_committed_stacks_pass_every_mandatory_rule(planned, stack):
 
 def test_graph_is_mermaid_with_components_as_boxes(planned):
     text = (planned["dev"][1] / "graph.mmd").read_text()
-    assert text.startswith("flowchart LR") and "subgraph" in text and "Namespace<br/>ascend-npu-cluster-namespace" in text
+    assert text.startswith("flowchart LR") and "subgraph" in text
+    assert "Namespace<br/>ascend-npu-cluster-namespace" in text
 
 
 def test_two_runs_register_byte_identical_inputs(planned, tmp_path):
@@ -81,8 +81,8 @@ def test_plan_writes_the_stacks_helm_values(planned, stack):
     assert values["clusterName"] == {"dev": "dev-ascend", "prod": "prod-ascend"}[stack]
     assert values["devicePlugin"]["chips"] == {"dev": ["910B"], "prod": ["910B", "310P"]}[stack]
     rendered_from = cluster_objects(values)
-    registered = {r["inputs"]["metadata"]["name"] for r in json.loads((planned[stack][1] / "resources.json").read_text())
-                  if r["type"] == "kubernetes:apps/v1:DaemonSet"}
+    resources = json.loads((planned[stack][1] / "resources.json").read_text())
+    registered = {r["inputs"]["metadata"]["name"] for r in resources if r["type"] == "kubernetes:apps/v1:DaemonSet"}
     assert {o["metadata"]["name"] for o in rendered_from if o["kind"] == "DaemonSet"} == registered
 
 
@@ -93,7 +93,8 @@ def test_mandatory_violation_exits_1_naming_the_rule(tmp_path):
     assert code == EXIT_POLICY
     assert "mandatory policies violated: no-namespaces" in err.getvalue()
     report = json.loads((tmp_path / "policy-report.json").read_text())
-    assert [v["message"].splitlines()[-1] for v in report["violations"]] == ["namespace ascend-system is not allowed here"]
+    last_lines = [v["message"].splitlines()[-1] for v in report["violations"]]
+    assert last_lines == ["namespace ascend-system is not allowed here"]
 
 
 def test_every_canary_is_marked_in_the_printed_rollout():

@@ -5,7 +5,8 @@ import re
 
 import yaml
 
-from components.config.reference import config_reference, main as reference_main, render_pulumi_yaml
+from components.config.reference import config_reference, render_pulumi_yaml
+from components.config.reference import main as reference_main
 from components.config.stack import CONFIG_KEYS
 from tests.stacks import ROOT
 

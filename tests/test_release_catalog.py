@@ -10,8 +10,14 @@ import pytest
 
 from components.config.cluster import Exporter
 from components.releases import catalog
-from components.releases.catalog import CatalogError, UnknownRelease, component_releases, known_releases, \
-    parse_releases, release_entry
+from components.releases.catalog import (
+    CatalogError,
+    UnknownRelease,
+    component_releases,
+    known_releases,
+    parse_releases,
+    release_entry,
+)
 from components.releases.entries import Mount
 from tests import mind_cluster_source as source
 

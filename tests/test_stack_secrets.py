@@ -33,7 +33,8 @@ def problems(stack: dict, tmp_path) -> list[str]:
 
 
 def invented(nonce_bytes: int = 12, sealed_bytes: int = 120) -> str:
-    return f"v1:{base64.b64encode(os.urandom(nonce_bytes)).decode()}:{base64.b64encode(os.urandom(sealed_bytes)).decode()}"
+    nonce, sealed = (base64.b64encode(os.urandom(n)).decode() for n in (nonce_bytes, sealed_bytes))
+    return f"v1:{nonce}:{sealed}"
 
 
 def test_the_clis_own_values_pass_with_and_without_the_passphrase(tmp_path, no_passphrase, monkeypatch):

@@ -39,8 +39,14 @@ def render_stack(stack: str, out: Path, stack_file: Path | None = None, placehol
 
     from components.config import SpecError
     from components.plan.stack_files import StackFileError
-    from components.plan.stack_plan import EXIT_CONFIG, EXIT_OK, chart_values_text, config_problems, load_config, \
-        stack_chart_values
+    from components.plan.stack_plan import (
+        EXIT_CONFIG,
+        EXIT_OK,
+        chart_values_text,
+        config_problems,
+        load_config,
+        stack_chart_values,
+    )
     try:
         config = load_config(stack, stack_file, placeholders)
         values = stack_chart_values(config)

@@ -10,8 +10,7 @@ import pulumi_kubernetes as k8s
 from components.cluster import operands
 from components.cluster.all_objects import RBAC, SHARED, WORKLOAD, built_objects
 from components.cluster.common.node_labels import node_labels, node_taints
-from components.cluster.operands import CANARY, NAMESPACE, OWN_RBAC, PRIORITY_CLASS, RUNTIME_CLASS, Operand, \
-    Registry
+from components.cluster.operands import CANARY, NAMESPACE, OWN_RBAC, PRIORITY_CLASS, RUNTIME_CLASS, Operand, Registry
 from components.cluster.pulumi_resources import register
 from components.cluster.values_contract import chart_values
 from components.config import StackSpec

@@ -13,8 +13,12 @@ from components.cluster.device_plugin.rbac import build_device_plugin_rbac, buil
 from components.cluster.exporter.daemonsets import build_exporter_daemonsets, build_exporter_service_account
 from components.cluster.exporter.service import build_exporter_endpoint
 from components.cluster.monitoring.scrape import monitoring_objects
-from components.cluster.validation.job import build_validation_jobs, build_validation_service_account, canary_node, \
-    create_timeout
+from components.cluster.validation.job import (
+    build_validation_jobs,
+    build_validation_service_account,
+    canary_node,
+    create_timeout,
+)
 
 Values = dict[str, Any]
 Object = dict[str, Any]

@@ -2,7 +2,8 @@
 
 From this one table come the values the builders read for a stack (`chart_values`), the chart's
 `values.schema.json` (`values_schema`), its `values.yaml` defaults (`default_values`) and sections
-(`SECTIONS`), and the Helm values `make plan` writes for a stack. README: "How to add a setting".
+(`SECTIONS`), and the Helm values `make plan` writes for a stack. How to add one: CONTRIBUTING.md,
+"Adding a setting or a config section".
 """
 from __future__ import annotations
 
@@ -11,8 +12,24 @@ from operator import not_
 from typing import Any, Callable, Union
 
 from components.cluster.values_schema import (
-    LABEL_VALUE, UNPINNED_TAG, ChartOnly, Group, Value, flag, integer, model_value, pinned_image, release_choice,
-    setting, string, string_map, subset_of, tag_names_release, toleration, when_enabled)
+    LABEL_VALUE,
+    UNPINNED_TAG,
+    ChartOnly,
+    Group,
+    Value,
+    flag,
+    integer,
+    model_value,
+    pinned_image,
+    release_choice,
+    setting,
+    string,
+    string_map,
+    subset_of,
+    tag_names_release,
+    toleration,
+    when_enabled,
+)
 from components.config import StackSpec
 from components.config.base import DNS_LABEL, DNS_SUBDOMAIN
 from components.config.cluster import Cluster, Validation

@@ -9,8 +9,18 @@ from components.config.compatibility import load_matrix
 from components.config.frameworks import check_frameworks
 from components.config.hosts import NodeSpec
 from components.config.node_checks import check_identity, resolve_nodes
-from components.config.packages import (CHIP_TOKEN, NEEDS_ARCH, NEEDS_CHIP, VERSION_KEY, Kind, declared_version, Source,
-                                      expected_file_name, parse_file_name, versions_match)
+from components.config.packages import (
+    CHIP_TOKEN,
+    NEEDS_ARCH,
+    NEEDS_CHIP,
+    VERSION_KEY,
+    Kind,
+    Source,
+    declared_version,
+    expected_file_name,
+    parse_file_name,
+    versions_match,
+)
 from components.config.problems import Problem
 from components.config.validation_images import check_validation_images
 
@@ -26,7 +36,8 @@ def check_package_source(packages) -> list[Problem]:
 
 def check_package_files(packages, versions) -> list[Problem]:
     """Each file name agrees with its kind, the stack's version, its chip and its arch."""
-    problems, seen = [], {}
+    problems: list[Problem] = []
+    seen: dict[tuple, int] = {}
     for i, pkg in enumerate(packages.files):
         at = f"packages.files[{i}]"
         version = declared_version(versions, pkg.kind)

@@ -1,7 +1,7 @@
 """Cluster-side settings: namespace, runtime default, rollout and the add-ons."""
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Optional, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
@@ -9,10 +9,18 @@ from components.config.base import CPU, DNS_LABEL, MEMORY, SpecModel, checked_la
 from components.config.drain import Drain
 from components.config.hosts import Chip, ContainerRuntime
 from components.config.images import Image
+from components.config.releases import (
+    DEVICE_PLUGIN,
+    EXPORTER,
+    DevicePluginImage,
+    DevicePluginReleaseOverride,
+    ExporterImage,
+    ExporterReleaseOverride,
+    ReleaseOverride,
+    pinned_release,
+)
 from components.config.scheduling import Toleration
 from components.config.timeouts import StepTimeouts
-from components.config.releases import DEVICE_PLUGIN, EXPORTER, DevicePluginImage, DevicePluginReleaseOverride, \
-    ExporterImage, ExporterReleaseOverride, pinned_release
 
 MINDCLUSTER = "swr.cn-south-1.myhuaweicloud.com/ascendhub"
 # Namespaces Kubernetes itself owns: the agents' namespace gets Pod Security `privileged`, so never one of these.
@@ -88,7 +96,10 @@ class ExporterResources(Resources):
     memory: str = Field("1000Mi", pattern=MEMORY, description="Memory request and limit.")
 
 
-def _image(kind: type[Image], name: str, tag: str) -> Image:
+AnImage = TypeVar("AnImage", bound=Image)
+
+
+def _image(kind: type[AnImage], name: str, tag: str) -> AnImage:
     return kind(repository=f"{MINDCLUSTER}/{name}", tag=tag)
 
 
@@ -96,6 +107,9 @@ class CataloguedAgent(SpecModel):
     """A node agent whose image tag (or `releaseOverride`) names the catalogued release it renders as."""
 
     catalog_component: ClassVar[str]
+    if TYPE_CHECKING:  # each agent declares these as fields of its own image and override types
+        image: Image
+        release_override: Optional[ReleaseOverride]
 
     @model_validator(mode="after")
     def _release(self) -> "CataloguedAgent":

@@ -22,7 +22,7 @@ def resolve_nodes(parsed: dict[str, Any]) -> tuple[list[NodeSpec], list[Problem]
         if node.pool and pool is None:
             problems.append(Problem(f"nodes[{i}].pool", _unknown_pool(node.pool, pools)))
             continue  # what the node lacks would come from that pool: the name is the one problem
-        values = {}
+        values: dict[str, Any] = {}
         for name in ("chip", "arch", "npu_count", "container_runtime"):
             values[name] = getattr(node, name) or (getattr(pool, name) if pool else None)
         if values["container_runtime"] is None and cluster is not None:
@@ -51,7 +51,9 @@ def _unknown_pool(name: str, pools: dict[str, Any]) -> str:
 
 def check_identity(parsed: dict[str, Any]) -> list[Problem]:
     """Node names and addresses are unique; canaries are nodes."""
-    problems, names, addresses = [], {}, {}
+    problems: list[Problem] = []
+    names: dict[str, int] = {}
+    addresses: dict[str, int] = {}
     nodes = parsed.get("nodes", [])
     for i, node in enumerate(nodes):
         if node is None:
@@ -69,7 +71,8 @@ def check_identity(parsed: dict[str, Any]) -> list[Problem]:
 
 def _previous_names(nodes: list, names: dict[str, int]) -> list[Problem]:
     """A previous name is no node's name now, and belonged to one node only."""
-    problems, seen = [], {}
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
     for i, node in enumerate(nodes):
         for j, old in enumerate(node.previous_names if node is not None else ()):
             field = f"nodes[{i}].previousNames[{j}]"
@@ -85,7 +88,8 @@ def _previous_names(nodes: list, names: dict[str, int]) -> list[Problem]:
 
 def _canaries(canaries: list[str], names: dict[str, int], complete: bool) -> list[Problem]:
     """Each canary once, and a node (checked only when every node parsed)."""
-    problems, seen = [], {}
+    problems: list[Problem] = []
+    seen: dict[str, int] = {}
     for i, canary in enumerate(canaries):
         if canary in seen:
             problems.append(Problem(f"rollout.canaries[{i}]", f"'{canary}' is also rollout.canaries[{seen[canary]}]; "

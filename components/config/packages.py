@@ -4,8 +4,8 @@ from __future__ import annotations
 import posixpath
 import re
 from enum import Enum
-from urllib.parse import parse_qsl, urlsplit
 from typing import Optional
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import Field, field_validator
 
@@ -106,7 +106,7 @@ def mirror_url(value: Optional[str]) -> Optional[str]:
         return None
     try:
         parts = urlsplit(value)
-        parts.port
+        parts.port  # noqa: B018 - reading it raises ValueError for a port out of range
     except ValueError:
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or re.search(r"\s", value):

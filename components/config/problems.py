@@ -4,10 +4,12 @@ from __future__ import annotations
 import re
 import types
 import typing
-from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
+from typing import Any, Callable, Iterable, Optional
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from components.config.base import DNS_SUBDOMAIN, PATTERN_WORDS
 from components.config.redact import looks_secret, preview, preview_key
@@ -30,7 +32,7 @@ class Problem:
 
     field: str
     message: str
-    shown_field: str = field(default="", compare=False)  # the field as printed: its node named
+    shown_field: str = dataclass_field(default="", compare=False)  # the field as printed: its node named
 
     def __str__(self) -> str:
         return f"{NAMESPACE}:{self.shown_field or self.field}: {self.message}"
@@ -53,7 +55,7 @@ def node_names(raw_nodes: Any) -> dict[int, str]:
     """Index -> name of each node as written, where the name is a valid node name (never a secret pasted there)."""
     if not isinstance(raw_nodes, list):
         return {}
-    names = {i: n.get("name").strip() for i, n in enumerate(raw_nodes)
+    names = {i: n["name"].strip() for i, n in enumerate(raw_nodes)
              if isinstance(n, dict) and isinstance(n.get("name"), str)}
     return {i: name for i, name in names.items()
             if len(name) <= 253 and re.fullmatch(DNS_SUBDOMAIN, name) and not looks_secret(name)}
@@ -92,6 +94,11 @@ def _model_at(annotation: Any, loc: tuple) -> type[BaseModel] | None:
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
 
 
+def _mapping_hint(annotation: Any, loc: tuple) -> Callable[[Optional[str]], str] | None:
+    """The mapping_hint of the model that holds the field at `loc`, when it has one."""
+    return getattr(_model_at(annotation, loc), "mapping_hint", None)
+
+
 def _unwrap(annotation: Any, part: Any) -> Any:
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
@@ -110,7 +117,7 @@ def _unwrap(annotation: Any, part: Any) -> Any:
     return None
 
 
-def describe(key: str, annotation: Any, error: dict, secret: bool) -> Problem:
+def describe(key: str, annotation: Any, error: ErrorDetails, secret: bool) -> Problem:
     """Turn one pydantic error into a Problem a person can act on."""
     loc, kind, given = error["loc"], error["type"], error.get("input")
     shown = "the secret value" if secret else preview(given)
@@ -129,8 +136,8 @@ def describe(key: str, annotation: Any, error: dict, secret: bool) -> Problem:
         rule = PATTERN_WORDS.get(error["ctx"]["pattern"], "see the configuration reference for its form")
         what = f" ({info.description.rstrip('.')})" if info and info.description else ""
         message = f"{shown} is not valid here{what}; {rule}"
-    elif kind in TYPE_RULES and isinstance(given, str) and hasattr(_model_at(annotation, loc), "mapping_hint"):
-        hint = _model_at(annotation, loc).mapping_hint(None if secret else given)
+    elif kind in TYPE_RULES and isinstance(given, str) and (mapping_hint := _mapping_hint(annotation, loc)):
+        hint = mapping_hint(None if secret else given)
         message = f"written as one string; write a mapping: {hint}"
     elif kind in TYPE_RULES:
         message = f"{shown} is not allowed here; {TYPE_RULES[kind]}"

@@ -16,10 +16,9 @@ from components.config.hosts import Node, NodeSpec, Pool, Ssh
 from components.config.images import Image
 from components.config.node_checks import resolve_nodes
 from components.config.packages import Packages
-from components.config.problems import NAMESPACE, Problem, SpecError, field_path, from_validation_error, \
-    with_node_names
+from components.config.problems import NAMESPACE, Problem, SpecError, field_path, from_validation_error, with_node_names
 from components.config.redact import preview_key
-from components.config.validation_images import canaries_per_chip, job_image, job_nodes
+from components.config.validation_images import canaries_per_chip, job_nodes, parsed_job_image
 from components.config.versions import Versions
 
 
@@ -89,7 +88,7 @@ class StackSpec:
         """Chip type -> (canary, image) of its validation Job; empty when validation is off."""
         if not self.validation.enabled:
             return {}
-        return {chip: (node, job_image(self.validation.images, self.versions.cann, chip))
+        return {chip: (node, parsed_job_image(self.validation.images, self.versions.cann, chip))
                 for chip, node in job_nodes(self.nodes, self.canaries).items()}
 
     def node(self, name: str) -> NodeSpec:

@@ -37,7 +37,3 @@ class StepTimeouts(SpecModel):
     @classmethod
     def _bounded(cls, value: int) -> int:
         return bounded_seconds(value, "a step")
-
-    def parameters(self) -> list[tuple[str, str]]:
-        """The ASCEND_<KIND>_TIMEOUT parameters the host scripts read."""
-        return [(f"ASCEND_{name.upper()}_TIMEOUT", str(getattr(self, name))) for name in DEFAULTS]

@@ -1,4 +1,4 @@
-"""The validation Job of each chip type: its node (a canary of that chip) and its image (the stack's or the catalog's)."""
+"""The validation Job of each chip type: its node (a canary of that chip) and its image (stack's or catalog's)."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -27,6 +27,14 @@ def catalogued_for(chip: str) -> list[str]:
 def job_image(images: dict, cann: str, chip: str) -> Optional[Image]:
     """The stack's image for the chip, else the catalogued one of its CANN."""
     return images.get(Chip(chip)) or catalogued_image(cann, chip)
+
+
+def parsed_job_image(images: dict, cann: str, chip: str) -> Image:
+    """The job_image of a parsed stack, which check_validation_images made sure exists."""
+    image = job_image(images, cann, chip)
+    if image is None:
+        raise LookupError(f"no validation image for {chip} with CANN {cann}")
+    return image
 
 
 def job_nodes(nodes: Sequence[NodeSpec], canaries: Sequence[str]) -> dict[str, str]:

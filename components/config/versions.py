@@ -45,7 +45,7 @@ class Versions(SpecModel):
     @field_validator("firmware", "driver", "cann", "docker_runtime")
     @classmethod
     def _exact(cls, value: str, info: ValidationInfo) -> str:
-        return exact(value, WHAT[info.field_name])
+        return exact(value, WHAT[str(info.field_name)])
 
     @field_validator("docker_runtime")
     @classmethod

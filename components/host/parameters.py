@@ -105,8 +105,11 @@ def _cri_dockerd_min(inputs: Inputs) -> str:
 def per_kind(field: str, form: str, meaning: str, steps: tuple[str, ...], derive: Callable[[Inputs, Kind], Any],
              optional: bool = False, group: str = "settings") -> list[Param]:
     """ASCEND_<KIND>_FIELD for every installer kind (the scripts read it with `kind_var KIND FIELD`)."""
-    return [Param(f"ASCEND_{kind_prefix(kind)}_{field}", form, f"{meaning} ({kind.value})", steps,
-                  lambda inputs, kind=kind: derive(inputs, kind), optional, group) for kind in Kind]
+    def of(kind: Kind) -> Callable[[Inputs], Any]:
+        return lambda inputs: derive(inputs, kind)
+
+    return [Param(f"ASCEND_{kind_prefix(kind)}_{field}", form, f"{meaning} ({kind.value})", steps, of(kind),
+                  optional, group) for kind in Kind]
 
 
 INSTALL, VERIFY, BOTH = ("install",), ("verify",), ("install", "verify")

@@ -5,6 +5,7 @@ from itertools import groupby
 from typing import Callable, Sequence, TypeVar
 
 import pulumi
+
 # The SDK's dependency-only resource (a URN, no dependencies, never registered), the form it builds for
 # resource references. What the gate relies on (the same engine edge, a cycle check that stops at it) is
 # pinned by tests/test_rollout_gate.py, which fails loudly if an SDK release changes either.

@@ -14,6 +14,7 @@ def extra_resources(path: Path, config: StackConfig) -> list:
     """Resources from a YAML file (`{type, name, properties}`, one or a list), recorded as if the stack registered
     them: a manifest tried against the pack with the stack's own objects."""
     import yaml
+
     from components.plan.recorder import Recorded
     try:
         docs = yaml.safe_load(path.read_text())

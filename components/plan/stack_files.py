@@ -213,7 +213,8 @@ def with_placeholders(config: StackConfig, keys: list[str], secret_keys: list[st
     for key in keys:
         full = config_key(key, config.project) or key
         if full.split(":", 1)[-1] not in secret_keys:
-            problems.append(f"PLACEHOLDER_SECRETS: {key[:60]} is not a secret key; name one of {', '.join(secret_keys)}")
+            problems.append(f"PLACEHOLDER_SECRETS: {key[:60]} is not a secret key; "
+                            f"name one of {', '.join(secret_keys)}")
         elif config.values.get(full):
             problems.append(f"PLACEHOLDER_SECRETS: {key[:60]} is already set in Pulumi.{config.stack}.yaml; "
                             "plan with its value, or drop it from PLACEHOLDER_SECRETS")

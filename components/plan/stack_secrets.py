@@ -105,7 +105,7 @@ def secure_problems(stack: str, data: dict[str, Any]) -> list[str]:
     if opener is None:
         return problems
     if opener(*sealed_check) != CHECK_TEXT.encode():
-        return [f"encryptionsalt: PULUMI_CONFIG_PASSPHRASE is not this stack's passphrase (the CLI would refuse it "
-                f"too); set the right one, or unset it to plan with placeholders"]
+        return ["encryptionsalt: PULUMI_CONFIG_PASSPHRASE is not this stack's passphrase (the CLI would refuse it "
+                "too); set the right one, or unset it to plan with placeholders"]
     return [f"{key[:80]}: `secure:` does not decrypt with this stack's passphrase: it was copied from another stack "
             f"or invented; {fix}" for key, text in found if opener(*_sealed(text, TAG_BYTES)) is None]

@@ -149,7 +149,9 @@ def _object_diff(path: tuple, old: dict, new: dict, out: dict) -> None:
 
 
 def _value_diff(path: tuple, old: Any, new: Any, out: dict) -> None:
-    plain_object = (lambda v: isinstance(v, dict) and not _is_asset(v))
+    def plain_object(v: Any) -> bool:
+        return isinstance(v, dict) and not _is_asset(v)
+
     if plain_object(old) and plain_object(new):
         _object_diff(path, old, new, out)
     elif isinstance(old, list) and isinstance(new, list):

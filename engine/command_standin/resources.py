@@ -10,8 +10,19 @@ import subprocess
 from typing import Callable
 
 from . import local, sftp
-from .props import (ARCHIVE_SIG, ASSET_SIG, SIG, UNKNOWN, Secret, detailed_diff, equal, logged_streams, plain, run_env,
-                    source_hash)
+from .props import (
+    ARCHIVE_SIG,
+    ASSET_SIG,
+    SIG,
+    UNKNOWN,
+    Secret,
+    detailed_diff,
+    equal,
+    logged_streams,
+    plain,
+    run_env,
+    source_hash,
+)
 from .ssh import Link, SSHError
 
 COMMAND, COPY, LOCAL = "command:remote:Command", "command:remote:CopyToRemote", local.LOCAL

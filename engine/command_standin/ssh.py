@@ -99,7 +99,9 @@ def collect(proc: subprocess.Popen, stdin: str | None, logged: tuple[str, ...], 
         emit(bytes(pending))
     proc.stdout.close()
     proc.stderr.close()
-    text = (lambda parts: b"".join(parts).decode(errors="replace"))
+    def text(parts: list) -> str:
+        return b"".join(parts).decode(errors="replace")
+
     return Result(code, text(chunks["stdout"]), text(chunks["stderr"]), text(combined))
 
 
@@ -148,7 +150,9 @@ class Link:
                 try:
                     block, envs[alias] = host_block(self.dir, alias, hop, proxy_command)
                 except SSHError as err:
-                    raise SSHError(f"proxy: {err}") if alias == PROXY else err
+                    if alias == PROXY:
+                        raise SSHError(f"proxy: {err}") from None
+                    raise
                 blocks.append(block)
         with open(self.config, "w") as f:
             f.write("\n".join(blocks))

@@ -3,8 +3,13 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs,
-                           StackValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 
 from model.kube_objects import annotations, describe, mapping, sequence
 from model.npu_daemonsets import DEVICE_PLUGIN, config_properties, image_patterns, npu_role

@@ -3,11 +3,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
-                           ResourceValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
 
-from model.kube_objects import (BINDING_KINDS, RBAC_GROUP, binds_cluster_admin, describe, group_kind, mapping, metadata,
-                           sequence, subject_id)
+from model.kube_objects import (
+    BINDING_KINDS,
+    RBAC_GROUP,
+    binds_cluster_admin,
+    describe,
+    group_kind,
+    mapping,
+    metadata,
+    sequence,
+    subject_id,
+)
 
 ROLE_KINDS = ("Role", "ClusterRole")
 

@@ -3,12 +3,28 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
-                           ResourceValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
 
 from model.dashboards import CONFIG_PROPERTIES, DashboardMatcher
-from model.kube_objects import (BINDING_KINDS, RBAC_GROUP, annotations, binds_cluster_admin, describe, group_kind, labels,
-                           mapping, metadata, sequence, subject_id)
+from model.kube_objects import (
+    BINDING_KINDS,
+    RBAC_GROUP,
+    annotations,
+    binds_cluster_admin,
+    describe,
+    group_kind,
+    labels,
+    mapping,
+    metadata,
+    sequence,
+    subject_id,
+)
 
 PUBLIC_SERVICE_TYPES = ("LoadBalancer", "NodePort")
 INGRESS_GROUPS = ("networking.k8s.io", "extensions")

@@ -3,8 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
-                           ResourceValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
 
 from model.kube_objects import describe, mapping, metadata, sequence
 from model.node_agents import DEFAULT_NAMESPACES, HOST_NAMESPACES, Agent, builtin_agents, capability, site_agents

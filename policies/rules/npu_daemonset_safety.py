@@ -3,8 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
-                           ResourceValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
 
 from model.kube_objects import describe, mapping, sequence
 from model.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, config_properties, image_patterns, npu_role

@@ -1,8 +1,13 @@
 """No Role or ClusterRole grants a privilege-escalation path: escalate, bind, impersonate, or nodes/proxy."""
 from __future__ import annotations
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
-                           ResourceValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
 
 from model.kube_objects import RBAC_GROUP, describe, group_kind, sequence
 from model.permissions import grants, role_id, role_rules

@@ -3,8 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs,
-                           StackValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 
 from model.kube_objects import CLUSTER_ADMIN, RBAC_GROUP, describe, group_kind, mapping, metadata, sequence, subject_id
 from model.permissions import grants, limited_to_names, role_rules

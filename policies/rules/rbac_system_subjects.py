@@ -1,8 +1,13 @@
 """No RoleBinding or ClusterRoleBinding names `system:anonymous`, `system:unauthenticated` or `system:masters`."""
 from __future__ import annotations
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
-                           ResourceValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
 
 from model.kube_objects import BINDING_KINDS, RBAC_GROUP, describe, group_kind, mapping, metadata, sequence, subject_id
 

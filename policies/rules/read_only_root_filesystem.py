@@ -3,8 +3,13 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
-                           ResourceValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
 
 from model.kube_objects import describe, mapping
 from model.workloads import containers, pod_spec

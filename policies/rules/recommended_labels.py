@@ -1,8 +1,13 @@
 """Workloads and Services carry the recommended `app.kubernetes.io/*` labels (advisory)."""
 from __future__ import annotations
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs,
-                           ResourceValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
 
 from model.kube_objects import describe, group_kind, labels
 from model.workloads import is_workload

@@ -3,8 +3,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs,
-                           StackValidationPolicy)
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 
 from model.host_step_resources import HOST_COMPONENT, host_versions
 

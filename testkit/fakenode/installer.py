@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ascend_files  # noqa: E402
 import runtime_installer  # noqa: E402
 import sandbox  # noqa: E402
+
 from components.releases.catalog import component_releases  # noqa: E402
 from components.releases.installers import Installer  # noqa: E402
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ascend_files  # noqa: E402
+
 from components.releases.installers import RuntimeInstaller  # noqa: E402
 
 SCENE_CONFIG = {"docker": "/etc/docker/daemon.json", "containerd": "/etc/containerd/config.toml",

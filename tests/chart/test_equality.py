@@ -16,8 +16,7 @@ from components.plan.stack_plan import stack_chart_values
 from tests.stacks import ROOT
 
 from ..cluster.stacks import VARIANTS
-from .rendering import HELM_ONLY_LABEL, MANAGED_BY, as_values_file, key, render, replacing_maps, \
-    without_release_labels
+from .rendering import HELM_ONLY_LABEL, MANAGED_BY, as_values_file, key, render, replacing_maps, without_release_labels
 
 DIGEST = "sha256:" + "ab" * 32
 

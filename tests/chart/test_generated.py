@@ -110,8 +110,8 @@ def test_every_template_function_has_its_helper_and_every_helper_is_prefixed():
     helpers = (CHART_DIR / "templates" / "_helpers.tpl").read_text()
     defined = set(re.findall(r'define "([^"]+)"', helpers))
     assert all(name.startswith(f"{CHART_NAME}.") for name in defined)
-    functions = {getattr(f, "template_helper", None) for module in (metadata, node_labels, validation_job, dashboard_access)
-                 for f in vars(module).values()} - {None}
+    modules = (metadata, node_labels, validation_job, dashboard_access)
+    functions = {getattr(f, "template_helper", None) for module in modules for f in vars(module).values()} - {None}
     assert functions and functions <= defined
     used = set(re.findall(r'include "([^"]+)"', "".join(chart_files().values())))
     assert used <= defined

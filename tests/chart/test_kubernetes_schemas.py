@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from tests.kube_schemas import K8S_VERSIONS, builtin_failures, crd_validators, unique_objects
+
 from .rendering import as_values_file, render
 
 

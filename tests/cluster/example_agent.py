@@ -5,8 +5,13 @@ from typing import Any
 
 from components.cluster.common.metadata import metadata
 from components.cluster.common.node_labels import CHIP
-from components.cluster.common.pod_parts import daemonset, node_selector, requests_equal_limits, service_account, \
-    tolerations
+from components.cluster.common.pod_parts import (
+    daemonset,
+    node_selector,
+    requests_equal_limits,
+    service_account,
+    tolerations,
+)
 
 APP = "example-agent"
 RBAC_API = "rbac.authorization.k8s.io/v1"

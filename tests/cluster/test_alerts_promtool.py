@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import replace
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest

@@ -6,8 +6,17 @@ import pytest
 from components.cluster import operands
 from components.cluster.all_objects import cluster_objects
 from components.cluster.common.node_labels import CHIP
-from components.cluster.operands import CANARY, OWN_RBAC, PRIORITY_CLASS, REGISTRY, Operand, Registry, always, \
-    registry_problems, switch
+from components.cluster.operands import (
+    CANARY,
+    OWN_RBAC,
+    PRIORITY_CLASS,
+    REGISTRY,
+    Operand,
+    Registry,
+    always,
+    registry_problems,
+    switch,
+)
 
 from . import example_agent
 from .test_component import COMPONENT, record

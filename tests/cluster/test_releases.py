@@ -8,8 +8,7 @@ import pytest
 
 from components.cluster.monitoring.alerts import rule_groups
 from components.cluster.monitoring.grafana_dashboard import DASHBOARD_KEY
-from tests.release_checks import NOT_FROM_EXPORTER, exporter_metrics, \
-    flags_passed, metrics_in, undefined_flags
+from tests.release_checks import NOT_FROM_EXPORTER, exporter_metrics, flags_passed, metrics_in, undefined_flags
 
 from .stacks import VARIANTS, one
 

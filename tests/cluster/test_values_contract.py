@@ -5,14 +5,22 @@ import jsonschema
 import pytest
 
 from components.chart.values_yaml import parameter_tables, values_yaml
-from components.cluster.values_contract import ALL_VALUES, CONTRACT, SECTIONS, Group, Value, chart_values, \
-    default_values, values_schema
+from components.cluster.values_contract import (
+    ALL_VALUES,
+    CONTRACT,
+    SECTIONS,
+    Group,
+    Value,
+    chart_values,
+    default_values,
+    values_schema,
+)
 from components.cluster.values_schema import integer
 
 
 @pytest.fixture
 def with_new_setting(monkeypatch):
-    """The exporter group with one more value, as step 2 of "How to add a setting" adds it."""
+    """The exporter group with one more value, added as CONTRIBUTING.md's "Adding a setting" says."""
     new = Value(integer("Seconds the exporter waits for a chip to answer.", 1, 30),
                 lambda s: s.validation.timeout_seconds // 120)
     monkeypatch.setitem(ALL_VALUES.fields["exporter"].fields, "chipTimeout", new)

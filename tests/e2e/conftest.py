@@ -5,7 +5,6 @@ import contextlib
 import os
 import shutil
 import socket
-from pathlib import Path
 
 import pytest
 

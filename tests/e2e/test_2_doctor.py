@@ -11,7 +11,6 @@ import subprocess
 import sys
 from contextlib import contextmanager
 
-
 from components.cluster.common.node_labels import RESOURCE_NAMES
 from components.doctor.findings import CLUSTER, Finding, human
 from components.drain.node_state import STATE

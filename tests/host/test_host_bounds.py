@@ -111,5 +111,6 @@ def test_the_old_name_of_a_node_renamed_without_previous_names_uninstalls_nothin
     recorded = node.run(host_steps(old, renamed)["on_destroy"].create)
     assert recorded.returncode == 0, recorded.stderr
     result = node.run(node.steps(old)["on_destroy"].delete)
-    assert result.returncode == 0 and "now the stack's node fake-npu-01-b, not fake-npu-01: nothing done" in result.stdout
+    assert result.returncode == 0
+    assert "now the stack's node fake-npu-01-b, not fake-npu-01: nothing done" in result.stdout
     assert ascend_files.installed(node.root, "driver", "aarch64") == NEW["driver"] and node.path(RECORD).exists()

@@ -8,8 +8,15 @@ import subprocess
 import pytest
 
 from components.config.packages import Kind
-from components.host.parameters import KIND_FIELDS, NOT_PARAMETERS, PARAMETERS, Inputs, kind_prefix, \
-    step_names, step_parameters
+from components.host.parameters import (
+    KIND_FIELDS,
+    NOT_PARAMETERS,
+    PARAMETERS,
+    Inputs,
+    kind_prefix,
+    step_names,
+    step_parameters,
+)
 from components.host.script_set import SCRIPTS, SET_STEPS, script_text
 
 NAME = re.compile(r"(?<![A-Za-z0-9_])ASCEND_[A-Z0-9]+(?:_[A-Z0-9]+)*")

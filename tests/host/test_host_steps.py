@@ -6,13 +6,12 @@ import copy
 import shlex
 import shutil
 import subprocess
-
 from pathlib import Path
 
 import pytest
 
 from components.config import parse_stack
-from components.host import commands, host_steps, script_set
+from components.host import host_steps, script_set
 from components.host.script_set import SET_STEPS, script_text, step_sha256
 from testkit.fakenode.packages import NEW, OLD, stack_config
 
@@ -133,7 +132,8 @@ def test_triggers_move_only_for_the_step_a_change_affects(raw, packages):
                                               "on_destroy": set()}
 
 
-@pytest.mark.parametrize("script, moved", [("install.sh", {"install"}), ("engine_containerd.sh", {"install", "on_destroy"}),
+@pytest.mark.parametrize("script, moved", [("install.sh", {"install"}),
+                                           ("engine_containerd.sh", {"install", "on_destroy"}),
                                            ("verify.sh", {"verify"}), ("uninstall.sh", {"on_destroy"}),
                                            ("lib.sh", {"install", "verify", "on_destroy"})])
 def test_a_script_edit_changes_the_commands_of_exactly_the_steps_that_run_it(raw, tmp_path, monkeypatch, script,

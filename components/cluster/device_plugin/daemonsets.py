@@ -5,8 +5,14 @@ from typing import Any
 
 from components.cluster.common.metadata import image_reference, image_version, metadata
 from components.cluster.common.node_labels import ACCELERATOR, ACCELERATORS, CHIP
-from components.cluster.common.pod_parts import daemonset, host_path, node_selector, release_liveness, requests_equal_limits, \
-    tolerations
+from components.cluster.common.pod_parts import (
+    daemonset,
+    host_path,
+    node_selector,
+    release_liveness,
+    requests_equal_limits,
+    tolerations,
+)
 from components.cluster.device_plugin.rbac import DEVICE_PLUGIN_SA
 from components.releases.catalog import release_entry
 from components.releases.entries import DevicePlugin

@@ -5,8 +5,16 @@ from typing import Any, Optional
 
 from components.cluster.common.metadata import image_reference, image_version, metadata
 from components.cluster.common.node_labels import CONTAINER_RUNTIME
-from components.cluster.common.pod_parts import daemonset, host_path, http_liveness, node_selector, release_liveness, \
-    requests_equal_limits, service_account, tolerations
+from components.cluster.common.pod_parts import (
+    daemonset,
+    host_path,
+    http_liveness,
+    node_selector,
+    release_liveness,
+    requests_equal_limits,
+    service_account,
+    tolerations,
+)
 from components.cluster.common.template_functions import template_function
 from components.releases.catalog import release_entry
 from components.releases.entries import NpuExporter

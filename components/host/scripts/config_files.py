@@ -98,7 +98,7 @@ def write_durably(path, data, mode=0o644, owner=None):
         temp = None
         fsync_directory(directory)
     except OSError as err:
-        raise Refused(why(err, path))
+        raise Refused(why(err, path)) from None
     finally:
         if fd is not None:
             os.close(fd)
@@ -121,7 +121,7 @@ def check_writable(path):
         if target != path:
             reason = "%s is a symbolic link to %s, which cannot be written: %s" % (shown(path), shown(target), reason)
         raise Refused(reason + "; add the ascend runtime where that file is managed, or make it writable, then "
-                               "rerun; nothing was changed")
+                               "rerun; nothing was changed") from None
 
 
 def backup(path, data, status):

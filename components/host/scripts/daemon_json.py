@@ -35,13 +35,13 @@ def parse(raw):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise Invalid("not UTF-8: %s" % err)
+        raise Invalid("not UTF-8: %s" % err) from None
     if not text.strip():
         return {}
     try:
         config = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique)
     except ValueError as err:
-        raise Invalid(str(err))
+        raise Invalid(str(err)) from None
     if not isinstance(config, dict) or not isinstance(config.get("runtimes", {}), dict):
         raise Invalid("not a JSON object with a 'runtimes' object")
     return config
@@ -86,7 +86,7 @@ def load(path):
         return parse(raw)
     except Invalid as err:
         raise Invalid("%s is not valid JSON (%s); fix it or remove it, then rerun; it was left "
-                      "untouched" % (config_files.shown(path), err))
+                      "untouched" % (config_files.shown(path), err)) from None
 
 
 def check(path, make_default, binary, record_path):
