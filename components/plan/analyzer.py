@@ -59,9 +59,7 @@ class PolicyPackProcess:
         reader.join(self.start_timeout)
         text = port_line[0].decode().strip() if port_line else ""
         if not text.isdigit():
-            if self.process.poll() is None:
-                self.process.kill()
-            self.process.wait()
+            self._stop()
             err = self.process.stderr.read().decode(errors="replace")[-2000:] if self.process.stderr else ""
             self.close()
             raise PolicyPackError(f"policy pack in {self.pack_dir} did not print its port: {text!r} {err}")
@@ -74,12 +72,16 @@ class PolicyPackProcess:
     def __exit__(self, *_exc) -> None:
         self.close()
 
-    def close(self) -> None:
-        if self.channel is not None:
-            self.channel.close()
+    def _stop(self) -> None:
+        """The pack's process ended (killed if it still runs); its pipes stay readable."""
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+
+    def close(self) -> None:
+        if self.channel is not None:
+            self.channel.close()
+        self._stop()
         for stream in (self.process.stdout, self.process.stderr) if self.process else ():
             if stream:
                 stream.close()

@@ -20,7 +20,7 @@ from components.cluster.values_schema import integer
 
 @pytest.fixture
 def with_new_setting(monkeypatch):
-    """The exporter group with one more value, added as CONTRIBUTING.md's "Adding a setting" says."""
+    """The exporter group with one more value, given its own schema and source (a value no setting names)."""
     new = Value(integer("Seconds the exporter waits for a chip to answer.", 1, 30),
                 lambda s: s.validation.timeout_seconds // 120)
     monkeypatch.setitem(ALL_VALUES.fields["exporter"].fields, "chipTimeout", new)
