@@ -2,11 +2,13 @@
 # `make bench`, `make docs`, `make chart`,
 # `make template STACK=<stack>` (the chart rendered offline with the stack's values);
 # `make doctor STACK=<stack>` (read-only checks of a running stack, over SSH and the API);
-# the real engine: `make engine` (build it), `make cluster` / `make cluster-stop` (a local control plane), `make e2e`.
+# the real engine: `make engine` (build it into the machine's cache), `make cluster` / `make cluster-stop` (a local
+# control plane), `make e2e` (every scenario; `make e2e K=drain`: the scenarios whose names match, as pytest -k).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STACK ?= dev
+K ?=
 EXTRA_RESOURCES ?=
 PLACEHOLDER_SECRETS ?=
 STAMP := $(VENV)/.requirements-installed
@@ -45,7 +47,7 @@ cluster-stop:
 	@$(PY) -m engine.cluster stop
 
 e2e: engine
-	ASCEND_E2E_REQUIRED=1 $(PY) -m pytest -v -p no:cacheprovider -s tests/e2e
+	ASCEND_E2E_REQUIRED=1 $(PY) -m pytest -v -p no:cacheprovider -s tests/e2e $(if $(K),-k "$(K)")
 
 bench: $(STAMP)
 	@$(PY) -m bench

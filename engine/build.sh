@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Builds the Pulumi CLI, the kubernetes provider and a local Kubernetes control plane from the Go
-# module proxy into $ENGINE_DIR/bin, cached by version: a second run builds nothing.
+# Builds the Pulumi CLI, the kubernetes provider and a local Kubernetes control plane from the Go module proxy
+# into a cache shared by every clone on the machine (docs/real-engine.md, "Where it is built"):
+#   $ENGINE_DIR/builds/NAME@ID/   one binary per version, immutable once its checksum is stamped
+#   $ENGINE_DIR/sets/KEY/bin/     links to the builds engine/versions.sh names (KEY: that file's sha256)
+# A second run builds nothing; a version change builds only what it changes; a binary whose checksum no longer
+# matches its stamp (corrupt, or half-written by a build that was killed) is built again.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=engine/versions.sh
 . "$here/versions.sh"
-ENGINE_DIR=${ENGINE_DIR:-$(dirname "$here")/.engine}
-BIN=$ENGINE_DIR/bin
+ENGINE_DIR=${ENGINE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ascend-npu/engine}
+KEY=$(sha256sum "$here/versions.sh" | cut -c1-16)
+SET=$ENGINE_DIR/sets/$KEY
+BUILDS=$ENGINE_DIR/builds
 SRC=$ENGINE_DIR/src
-STAMPS=$ENGINE_DIR/stamps
-export GOMODCACHE=$ENGINE_DIR/gomod GOCACHE=$ENGINE_DIR/gocache GOPATH=$ENGINE_DIR/gopath
+LOGS=$ENGINE_DIR/logs
+export GOMODCACHE=$ENGINE_DIR/go/mod GOCACHE=$ENGINE_DIR/go/cache GOPATH=$ENGINE_DIR/go/path
 export GOFLAGS=-mod=mod CGO_ENABLED=0 GOTOOLCHAIN=local
-mkdir -p "$BIN" "$SRC" "$STAMPS"
+# Sets (and the builds only they use) not used by any clone for this many days are removed.
+KEEP_DAYS=${ENGINE_KEEP_DAYS:-30}
 
 say() { printf 'engine: %s\n' "$*"; }
 
@@ -21,35 +28,51 @@ say() { printf 'engine: %s\n' "$*"; }
 wrapper_module() {
   local dir=$1 gomod=$2
   mkdir -p "$dir"
-  printf 'module ascend-npu.local/engine/%s\n\ngo 1.26\n\n%s\n' "$(basename "$dir")" "$gomod" >"$dir/go.mod"
+  printf 'module ascend-npu.local/engine/%s\n\ngo 1.26\n\n%s\n' "$(basename "${dir%@*}")" "$gomod" >"$dir/go.mod"
   : >"$dir/go.sum"
 }
 
-# build NAME VERSION DIR PACKAGE LDFLAGS TAGS: one binary, skipped when its stamp exists.
+# stamped NAME ID: the build exists and its checksum matches the one recorded when it was built.
+stamped() {
+  local dir=$BUILDS/$1@$2
+  [[ -f $dir/$1.sha256 && -x $dir/$1 ]] && (cd "$dir" && sha256sum --status -c "$1.sha256")
+}
+
+# link NAME ID: the set's bin/NAME points at the build (replaced atomically: a running clone never sees none).
+link() {
+  ln -sfn "../../../builds/$1@$2/$1" "$SET/bin/.$1.new"
+  mv -T "$SET/bin/.$1.new" "$SET/bin/$1"
+}
+
+# build NAME ID DIR PACKAGE LDFLAGS TAGS: one binary, skipped when it is stamped.
 build() {
-  local name=$1 version=$2 dir=$3 pkg=$4 ldflags=$5 tags=$6
-  local stamp=$STAMPS/$name@$version log=$ENGINE_DIR/logs/$name.log
-  if [[ -f $stamp && -x $BIN/$name ]]; then
-    say "$name $version: cached"
+  local name=$1 id=$2 dir=$3 pkg=$4 ldflags=$5 tags=$6
+  local out=$BUILDS/$name@$id log=$LOGS/$name@$id.log
+  if stamped "$name" "$id"; then
+    say "$name $id: cached"
+    link "$name" "$id"
     return 0
   fi
-  mkdir -p "$ENGINE_DIR/logs"
-  say "$name $version: building"
+  [[ ! -e $out/$name ]] || say "$name $id: its checksum does not match its stamp: building it again"
+  rm -rf "$out" && mkdir -p "$out"
+  say "$name $id: building"
   local start=$SECONDS
   if ! (cd "$dir" && go build -trimpath -pgo=off -tags "$tags" -ldflags "-s -w $ldflags" \
-        -o "$BIN/$name.partial" "$pkg") >"$log" 2>&1; then
-    say "$name $version: FAILED, last lines of $log:"
+        -o "$out/$name.partial" "$pkg") >"$log" 2>&1; then
+    say "$name $id: FAILED, last lines of $log:"
     tail -n 15 "$log" >&2
     return 1
   fi
-  mv -f "$BIN/$name.partial" "$BIN/$name"
-  printf '%s\n' "$version" >"$stamp"
-  say "$name $version: built in $((SECONDS - start)) s"
+  (cd "$out" && sha256sum "$name.partial" | sed 's/\.partial$//' >"$name.sha256.partial")
+  mv -f "$out/$name.partial" "$out/$name"
+  mv -f "$out/$name.sha256.partial" "$out/$name.sha256"
+  link "$name" "$id"
+  say "$name $id: built in $((SECONDS - start)) s"
 }
 
 build_pulumi() {
-  local dir=$SRC/pulumi
-  [[ -f $STAMPS/pulumi@$PULUMI_VERSION ]] || wrapper_module "$dir" "require (
+  local dir=$SRC/pulumi@$PULUMI_VERSION
+  stamped pulumi "$PULUMI_VERSION" || wrapper_module "$dir" "require (
 	github.com/pulumi/pulumi/pkg/v3 $PULUMI_VERSION
 	github.com/pulumi/pulumi/sdk/v3 $PULUMI_VERSION
 )
@@ -63,28 +86,33 @@ replace github.com/atotto/clipboard => github.com/tgummerer/clipboard v0.0.0-202
 # The provider's go.mod replaces its sdk/v4 with a sibling folder, and main.go embeds two files that
 # `generate.go` writes: build from a writable copy of the module with both fixed.
 build_kubernetes_provider() {
-  local name=pulumi-resource-kubernetes dir=$SRC/pulumi-resource-kubernetes
-  local mod=github.com/pulumi/pulumi-kubernetes/provider/v4
-  if [[ ! -f $STAMPS/$name@$PULUMI_KUBERNETES_BUILT_AS ]]; then
+  local name=pulumi-resource-kubernetes mod=github.com/pulumi/pulumi-kubernetes/provider/v4
+  local id=$PULUMI_KUBERNETES_BUILT_AS-${PULUMI_KUBERNETES_MODULE_VERSION##*-}-sdk$PULUMI_KUBERNETES_SDK_MODULE
+  local dir=$SRC/$name@$id
+  if ! stamped "$name" "$id"; then
     local origin
+    mkdir -p "$SRC"
     origin=$(cd "$SRC" && go mod download -json "$mod@$PULUMI_KUBERNETES_MODULE_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
     rm -rf "$dir" && cp -r "$origin" "$dir" && chmod -R u+w "$dir"
     sed -i '/^replace github.com\/pulumi\/pulumi-kubernetes\/sdk\/v4 => /d' "$dir/go.mod"
     # The sdk/v4 release the provider was cut with is not served; the nearest served one above it is.
     sed -i "s#\(github.com/pulumi/pulumi-kubernetes/sdk/v4\) v[0-9.]*#\1 $PULUMI_KUBERNETES_SDK_MODULE#" "$dir/go.mod"
-    (cd "$dir/cmd/$name" && VERSION=$PULUMI_KUBERNETES_BUILT_AS go run generate.go) \
-      >"$ENGINE_DIR/logs/$name-generate.log" 2>&1
+    (cd "$dir/cmd/$name" && VERSION=$PULUMI_KUBERNETES_BUILT_AS go run generate.go) >"$LOGS/$name@$id-generate.log" 2>&1
   fi
-  build "$name" "$PULUMI_KUBERNETES_BUILT_AS" "$dir" "./cmd/$name" \
-    "-X $mod/pkg/version.Version=$PULUMI_KUBERNETES_BUILT_AS" ""
+  build "$name" "$id" "$dir" "./cmd/$name" "-X $mod/pkg/version.Version=$PULUMI_KUBERNETES_BUILT_AS" ""
 }
 
 build_kubernetes() {
-  local dir=$SRC/kubernetes minor=${KUBERNETES_VERSION#v1.}
+  local dir=$SRC/kubernetes@$KUBERNETES_VERSION minor=${KUBERNETES_VERSION#v1.}
   minor=${minor%%.*}
-  local staging=v0.${KUBERNETES_VERSION#v1.} replaces=""
-  if [[ ! -f $STAMPS/kube-scheduler@$KUBERNETES_VERSION ]]; then
+  local staging=v0.${KUBERNETES_VERSION#v1.} replaces="" cmd
+  local missing=0
+  for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
+    stamped "$cmd" "$KUBERNETES_VERSION" || missing=1
+  done
+  if [[ $missing == 1 ]]; then
     local gomod_file
+    mkdir -p "$SRC"
     gomod_file=$(cd "$SRC" && go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
     # Each staging module the release replaces with a folder, replaced with its published twin.
     # The proxy does not serve every one (sample-cli-plugin): no command imports those, so an empty module
@@ -113,34 +141,68 @@ $replaces)"
 }
 
 build_etcd() {
-  local dir=$SRC/etcd
-  [[ -f $STAMPS/etcd@$ETCD_VERSION ]] || wrapper_module "$dir" "require (
+  local dir=$SRC/etcd@$ETCD_VERSION
+  stamped etcd "$ETCD_VERSION" || wrapper_module "$dir" "require (
 	go.etcd.io/etcd/server/v3 $ETCD_VERSION
 	go.etcd.io/etcd/api/v3 $ETCD_VERSION
 	go.etcd.io/etcd/client/pkg/v3 $ETCD_VERSION
 	go.etcd.io/etcd/client/v3 $ETCD_VERSION
 	go.etcd.io/etcd/pkg/v3 $ETCD_VERSION
 )"
-  build etcd "$ETCD_VERSION" "$dir" go.etcd.io/etcd/server/v3 \
-    "-X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION" ""
+  build etcd "$ETCD_VERSION" "$dir" go.etcd.io/etcd/server/v3 "-X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION" ""
 }
 
+# kwok, and its own stage definitions (engine/control_plane.py reads them) beside the binary.
 build_kwok() {
-  local dir=$SRC/kwok
-  [[ -f $STAMPS/kwok@$KWOK_VERSION ]] || wrapper_module "$dir" "require sigs.k8s.io/kwok $KWOK_VERSION"
+  local dir=$SRC/kwok@$KWOK_VERSION out=$BUILDS/kwok@$KWOK_VERSION
+  stamped kwok "$KWOK_VERSION" || wrapper_module "$dir" "require sigs.k8s.io/kwok $KWOK_VERSION"
   build kwok "$KWOK_VERSION" "$dir" sigs.k8s.io/kwok/cmd/kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}" ""
+  if [[ ! -f $out/stage/.complete ]]; then
+    local module
+    module=$(cd "$dir" && go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+    rm -rf "$out/stage" && cp -r "$module/kustomize/stage" "$out/stage" && chmod -R u+w "$out/stage"
+    touch "$out/stage/.complete"
+  fi
+  ln -sfn "../../builds/kwok@$KWOK_VERSION/stage" "$SET/.kwok-stage.new" && mv -T "$SET/.kwok-stage.new" "$SET/kwok-stage"
+}
+
+# One build at a time per cache: a second clone waits here, then finds what the first one built.
+lock() {
+  exec 9>"$ENGINE_DIR/lock"
+  flock -n 9 || { say "another build holds $ENGINE_DIR/lock: waiting for it"; flock 9; }
+}
+
+# Sets no clone has used for KEEP_DAYS days go, then every build no remaining set links to.
+prune() {
+  local dir used
+  find "$ENGINE_DIR/sets" -mindepth 1 -maxdepth 1 -type d ! -name "$KEY" -mtime +"$KEEP_DAYS" -exec rm -rf {} +
+  used=$(find "$ENGINE_DIR/sets" -path '*/bin/*' -type l -printf '%l\n' | sed 's#.*/builds/\([^/]*\)/.*#\1#'
+         find "$ENGINE_DIR/sets" -maxdepth 2 -name kwok-stage -type l -printf '%l\n' | sed 's#.*/builds/\([^/]*\)/.*#\1#')
+  for dir in "$BUILDS"/*; do
+    [[ -e $dir ]] || continue
+    grep -qxF "$(basename "$dir")" <<<"$used" || { rm -rf "$dir"; say "removed $(basename "$dir"): no set uses it"; }
+  done
 }
 
 main() {
   local start=$SECONDS targets=("$@")
   [[ ${#targets[@]} -gt 0 ]] || targets=(pulumi kubernetes_provider etcd kwok kubernetes)
+  mkdir -p "$SET/bin" "$BUILDS" "$LOGS"
+  lock
+  cp "$here/versions.sh" "$SET/versions.sh"
+  touch "$SET"
   for target in "${targets[@]}"; do "build_$target"; done
   # The compile cache is most of the disk (14 GB of 18); with every binary stamped it only speeds a version bump.
-  if [[ ${ENGINE_TRIM:-0} == 1 ]]; then
+  if [[ ${ENGINE_TRIM:-1} == 1 && -d $GOCACHE ]]; then
     go clean -cache
-    say "compile cache trimmed (ENGINE_TRIM=1)"
+    say "compile cache trimmed (ENGINE_TRIM=0 keeps it)"
   fi
-  say "done in $((SECONDS - start)) s; $(du -sh "$ENGINE_DIR" | cut -f1) in $ENGINE_DIR"
+  prune
+  say "done in $((SECONDS - start)) s; set $KEY in $SET/bin"
+  say "disk: $(du -sh "$ENGINE_DIR" | cut -f1) in $ENGINE_DIR ($(du -sh "$BUILDS" | cut -f1) binaries," \
+      "$(du -sh "$GOMODCACHE" 2>/dev/null | cut -f1 || echo 0) module cache," \
+      "$(du -sh "$GOCACHE" 2>/dev/null | cut -f1 || echo 0) compile cache)"
 }
 
-main "$@"
+# Sourced (by the tests of its functions), it only defines them.
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi

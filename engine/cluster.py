@@ -7,7 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from engine.control_plane import ENGINE_DIR, REPO, ControlPlane
+from engine.cache import KWOK_STAGES, REPO
+from engine.control_plane import ControlPlane
 from engine.kube import Kube, wait_for
 from engine.pulumi_cli import versions
 
@@ -68,18 +69,18 @@ def register_nodes(kube: Kube, nodes: list[dict]) -> None:
 
 
 def kwok_stages_dir() -> Path:
-    """kwok's stage definitions in the module `make engine` downloaded."""
-    found = sorted((ENGINE_DIR / "gomod" / "sigs.k8s.io").glob("kwok@*/kustomize/stage"))
-    if not found:
-        sys.exit("cluster: kwok's module is not in .engine/gomod: run `make engine` first")
-    return found[-1]
+    """kwok's stage definitions, which `make engine` keeps beside the kwok it built."""
+    if not (KWOK_STAGES / ".complete").exists():
+        sys.exit(f"cluster: kwok's stage definitions are not in {KWOK_STAGES}: run `make engine` first")
+    return KWOK_STAGES
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engine.cluster", description=__doc__)
     parser.add_argument("action", choices=("start", "stop", "status", "nodes"))
     parser.add_argument("--stack", default="e2e", help="register the nodes of Pulumi.<stack>.yaml")
-    parser.add_argument("--home", type=Path, default=ENGINE_DIR / "cluster", help="the cluster's files")
+    parser.add_argument("--home", type=Path, default=REPO / ".cluster",
+                        help="the cluster's files (default: .cluster in this clone)")
     args = parser.parse_args(argv)
     plane = ControlPlane(args.home)
     if args.action == "stop":

@@ -11,12 +11,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.cache import BIN
 from engine.kube import Kube, wait_for
 from engine.pki import make_pki, write_kubeconfig
 
-REPO = Path(__file__).resolve().parent.parent
-ENGINE_DIR = Path(os.environ.get("ENGINE_DIR", REPO / ".engine"))
-BIN = ENGINE_DIR / "bin"
 SERVICE_CIDR = "10.96.0.0/16"
 # The order they start in; stop goes the other way.
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")

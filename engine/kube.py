@@ -44,6 +44,12 @@ class Kube:
             raise ApiError(exc.code, exc.read().decode(errors="replace")) from None
         return json.loads(text) if text else None
 
+    def text(self, path: str) -> str:
+        """A GET whose answer is not JSON (/metrics, /readyz), as text."""
+        req = urllib.request.Request(self.server + path)
+        with urllib.request.urlopen(req, context=self._context(), timeout=30) as resp:
+            return resp.read().decode()
+
     def ready(self) -> bool:
         """True once /readyz answers `ok`."""
         req = urllib.request.Request(self.server + "/readyz")

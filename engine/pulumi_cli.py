@@ -10,9 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from engine.control_plane import BIN, ENGINE_DIR, REPO
+from engine.cache import BIN, PULUMI_HOME, REPO, SET, file_sha256, locked
 
-PULUMI_HOME = ENGINE_DIR / "pulumi-home"
 POLICY_LAUNCHER = REPO / "engine" / "run-policy-pack"
 
 
@@ -44,6 +43,8 @@ def cli_env(backend: Path, passphrase: str, kubeconfig: Optional[Path] = None) -
         "PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
         "PULUMI_SKIP_CONFIRMATIONS": "true",
         "NO_COLOR": "1",
+        # The registered command stand-in runs from the shared plugin cache: this names the clone it serves.
+        "ASCEND_NPU_REPO": str(REPO),
     })
     if kubeconfig is not None:
         env["KUBECONFIG"] = str(kubeconfig)
@@ -51,22 +52,25 @@ def cli_env(backend: Path, passphrase: str, kubeconfig: Optional[Path] = None) -
 
 
 def install_plugins() -> None:
-    """Register the built providers under the versions the SDKs ask for."""
-    env = cli_env(ENGINE_DIR / "state-unused", "unused")
+    """Register the built providers under the versions the SDKs ask for, once per set (whichever clone comes first)."""
+    env = cli_env(SET / "state-unused", "unused")
     # The command provider is a stand-in (engine/command_standin): its Go module is not served by the proxy.
     wanted = [("kubernetes", sdk_plugin_version("pulumi_kubernetes"), BIN / "pulumi-resource-kubernetes"),
               ("command", sdk_plugin_version("pulumi_command"),
                REPO / "engine" / "command_standin" / "pulumi-resource-command")]
-    for name, version, binary in wanted:
-        target = PULUMI_HOME / "plugins" / f"resource-{name}-v{version}" / f"pulumi-resource-{name}"
-        stamp = ENGINE_DIR / "stamps" / f"plugin-{name}@{version}"
-        if target.exists() and stamp.exists() and stamp.read_text() == str(binary.stat().st_mtime_ns):
-            print(f"engine: plugin {name} {version}: registered")
-            continue
-        subprocess.run([str(BIN / "pulumi"), "plugin", "install", "resource", name, version, "--file", str(binary)],
-                       env=env, check=True, capture_output=True, text=True)
-        stamp.write_text(str(binary.stat().st_mtime_ns))
-        print(f"engine: plugin {name} {version}: registered from {binary.name}")
+    with locked():
+        for name, version, binary in wanted:
+            target = PULUMI_HOME / "plugins" / f"resource-{name}-v{version}" / f"pulumi-resource-{name}"
+            stamp = SET / "stamps" / f"plugin-{name}@{version}"
+            digest = file_sha256(binary)
+            if target.exists() and stamp.exists() and stamp.read_text() == digest and file_sha256(target) == digest:
+                print(f"engine: plugin {name} {version}: registered")
+                continue
+            subprocess.run([str(BIN / "pulumi"), "plugin", "install", "resource", name, version, "--file",
+                            str(binary)], env=env, check=True, capture_output=True, text=True)
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(digest)
+            print(f"engine: plugin {name} {version}: registered from {binary.name}")
     version = subprocess.run([str(BIN / "pulumi"), "version"], env=env, capture_output=True, text=True).stdout.strip()
     print(f"engine: pulumi CLI {version} at {BIN / 'pulumi'}")
 

@@ -16,7 +16,7 @@ README = ROOT / "README.md"
 PAGES = [README, ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 README_MAX_LINES = 220
 # Built or installed, never committed: paths under these are not checked.
-GENERATED = {"build", "dist", ".venv", ".engine"}
+GENERATED = {"build", "dist", ".venv", ".engine", ".cluster"}
 FENCE = re.compile(r"^```.*?^```[ \t]*$", re.M | re.S)
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")

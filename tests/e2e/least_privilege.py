@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from engine.control_plane import REPO
+from engine.cache import REPO
 from engine.kube import Kube
 
 NAMESPACE = "kube-system"

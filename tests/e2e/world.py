@@ -16,7 +16,8 @@ from typing import Optional
 
 import yaml
 
-from engine.control_plane import BIN, REPO, ControlPlane
+from engine.cache import BIN, REPO
+from engine.control_plane import ControlPlane
 from engine.kube import Kube
 from engine.pulumi_cli import ProgramHost, cli_env
 from testkit.fakenode import ascend_files
@@ -113,6 +114,11 @@ class World:
         if check and run.code != 0:
             raise AssertionError(f"pulumi {' '.join(args)} exited {run.code}:\n{run.out[-6000:]}")
         return run
+
+    def set_key(self, key: Path) -> None:
+        """The stack's SSH key, set as users set it: `pulumi config set --secret sshPrivateKey` from stdin."""
+        self.pulumi("config", "set", "--secret", "sshPrivateKey", "--stack", STACK, program=False,
+                    stdin=key.read_text())
 
     def up(self, *extra: str, **options) -> Run:
         return self.pulumi("up", "--stack", STACK, "--yes", "--skip-preview", "--non-interactive", *extra, **options)

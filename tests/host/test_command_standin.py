@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 from pulumi_command import remote
 
+from engine.cache import REPO
 from engine.command_standin import server
 from tests.host.conftest import free_port
 
@@ -198,6 +200,27 @@ def test_the_launcher_serves_on_the_port_it_prints(tmp_path):
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             info = provider_pb2_grpc.ResourceProviderStub(channel).GetPluginInfo(empty_pb2.Empty())
         assert info.version == "1.2.1"
+    finally:
+        plugin.terminate()
+        plugin.wait(timeout=10)
+        plugin.stdout.close()
+
+
+def test_the_launcher_copied_into_a_shared_plugin_cache_serves_the_clone_its_cli_names(tmp_path):
+    """As `pulumi plugin install --file` leaves it: a copy outside every clone, found by ASCEND_NPU_REPO."""
+    copy = tmp_path / "plugins" / "resource-command-v1.2.1" / "pulumi-resource-command"
+    copy.parent.mkdir(parents=True)
+    shutil.copy(LAUNCHER, copy)
+    refused = subprocess.run([str(copy), "127.0.0.1:1"], capture_output=True, text=True, timeout=30,
+                             env={k: v for k, v in os.environ.items() if k != "ASCEND_NPU_REPO"})
+    assert refused.returncode == 1 and "set ASCEND_NPU_REPO" in refused.stderr, refused.stderr
+    wrong = subprocess.run([str(copy), "127.0.0.1:1"], capture_output=True, text=True, timeout=30,
+                           env={**os.environ, "ASCEND_NPU_REPO": str(tmp_path)})
+    assert wrong.returncode == 1 and f"ASCEND_NPU_REPO={tmp_path} has no .venv" in wrong.stderr, wrong.stderr
+    plugin = subprocess.Popen([str(copy), "127.0.0.1:1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True, env={**os.environ, "PYTHONPATH": "", "ASCEND_NPU_REPO": str(REPO)})
+    try:
+        assert int(plugin.stdout.readline()) > 0
     finally:
         plugin.terminate()
         plugin.wait(timeout=10)

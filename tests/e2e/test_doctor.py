@@ -1,4 +1,5 @@
-"""`make doctor` on the stack test_1_first_up brought up: healthy, then each field symptom injected once and found.
+"""`make doctor` on the stack of the first up (milestone `installed`): healthy, then each field symptom injected
+once and found.
 
 Simulated besides the nodes and kubelets (world.py): a chip's health (the fake npu-smi), hand-edited version files and
 engine configs, the driver's device files, a device plugin that registers nothing (simulated_devices.py), a plugin
@@ -11,18 +12,20 @@ import subprocess
 import sys
 from contextlib import contextmanager
 
+import pytest
+
 from components.cluster.common.node_labels import RESOURCE_NAMES
 from components.doctor.findings import CLUSTER, Finding, human
 from components.drain.node_state import STATE
-from engine.control_plane import REPO
+from engine.cache import REPO
 from engine.kube import wait_for
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import OLD
 from tests.e2e import npu_workload as work
 from tests.e2e.least_privilege import DOCTOR_RULES, docs_rules, kubeconfig_for
+from tests.e2e.milestones import CANARY, SECOND, THIRD
 from tests.e2e.world import NAMESPACE, STACK, World
 
-CANARY, SECOND, THIRD = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03"
 BEGIN, END = "# ascend-npu: ascend runtime (begin)", "# ascend-npu: ascend runtime (end)"
 
 
@@ -51,11 +54,13 @@ def restored(path):
         path.write_text(before)
 
 
+@pytest.mark.milestone("installed")
 def test_a_healthy_stack_has_no_finding(world: World):
     code, seen, _ = doctor(world, "healthy stack")
     assert (code, seen) == (0, set())
 
 
+@pytest.mark.milestone("installed")
 def test_an_unhealthy_chip(world: World):
     world.nodes[CANARY].knob("npu-smi-health", "3 Critical")
     try:
@@ -66,6 +71,7 @@ def test_an_unhealthy_chip(world: World):
     assert "NPU 3 chip 0" in findings[0]["what"] and "Critical" in findings[0]["what"]
 
 
+@pytest.mark.milestone("installed")
 def test_a_driver_changed_by_hand_on_a_ready_node(world: World):
     root = world.nodes[THIRD].root
     ascend_files.write(root, "driver", "24.1.rc2", "aarch64")
@@ -78,6 +84,7 @@ def test_a_driver_changed_by_hand_on_a_ready_node(world: World):
     assert "labelled ascend-npu.io/ready=true" in findings[0]["what"]
 
 
+@pytest.mark.milestone("installed")
 def test_the_ascend_runtime_missing_from_containerd(world: World):
     config = world.nodes[CANARY].root / "etc/containerd/config.toml"
     with restored(config) as text:
@@ -87,6 +94,7 @@ def test_the_ascend_runtime_missing_from_containerd(world: World):
     assert (code, seen) == (1, {("7.3", CANARY, "engine")})
 
 
+@pytest.mark.milestone("installed")
 def test_no_davinci_devices_on_the_host(world: World):
     root = world.nodes[SECOND].root
     ascend_files.remove_devices(root)
@@ -102,6 +110,7 @@ def allocatable(world: World, name: str, resource: str) -> str:
     return world.kube.get(f"/api/v1/nodes/{name}")["status"].get("allocatable", {}).get(resource, "0")
 
 
+@pytest.mark.milestone("installed")
 def test_a_device_plugin_that_registers_nothing(world: World):
     resource = RESOURCE_NAMES["910B"]
     world.advertiser.failing.add(CANARY)
@@ -127,6 +136,7 @@ def set_restarts(world: World, pod: dict, count: int, last: dict) -> None:
                        {"status": {"containerStatuses": statuses}}, content_type="application/merge-patch+json")
 
 
+@pytest.mark.milestone("installed")
 def test_a_restarting_device_plugin_with_its_last_error(world: World):
     pod = plugin_pod(world, SECOND)
     last = {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": "2026-12-02T05:00:00Z",
@@ -153,6 +163,7 @@ def pending_pod(world: World, name: str, resource: str) -> None:
             "conditions", [])), 60)
 
 
+@pytest.mark.milestone("installed")
 def test_a_pod_asking_for_a_resource_name_no_node_advertises(world: World):
     pending_pod(world, "wrong-name", "huawei.com/Ascend910B")
     try:
@@ -163,6 +174,7 @@ def test_a_pod_asking_for_a_resource_name_no_node_advertises(world: World):
     assert "huawei.com/Ascend910B, which no node advertises" in findings[0]["what"]
 
 
+@pytest.mark.milestone("installed")
 def test_a_pod_held_off_by_a_taint_it_does_not_tolerate(world: World):
     taint = {"key": "huawei.com/Ascend310P", "value": "true", "effect": "NoSchedule"}
     world.kube.merge_patch(f"/api/v1/nodes/{SECOND}", {"spec": {"taints": [taint]}})
@@ -177,7 +189,8 @@ def test_a_pod_held_off_by_a_taint_it_does_not_tolerate(world: World):
         findings[0]["what"]
 
 
-def test_a_node_left_cordoned_by_a_failed_drain(world: World):
+@pytest.mark.milestone("installed")
+def test_a_node_left_cordoned_by_an_upgrade_that_timed_out(world: World):
     world.kube.merge_patch(f"/api/v1/nodes/{CANARY}", {"metadata": {"labels": {STATE: "drain-failed"}},
                                                        "spec": {"unschedulable": True}})
     try:
@@ -188,6 +201,7 @@ def test_a_node_left_cordoned_by_a_failed_drain(world: World):
     assert (code, seen) == (1, {("upgrade", CANARY, "drain")})
 
 
+@pytest.mark.milestone("installed")
 def test_the_runtime_class_deleted(world: World):
     path = "/apis/node.k8s.io/v1/runtimeclasses/ascend"
     saved = world.kube.get(path)
@@ -204,6 +218,7 @@ def test_the_runtime_class_deleted(world: World):
     assert (code, seen) == (1, {("7.3", CLUSTER, "runtimeclass")})
 
 
+@pytest.mark.milestone("installed")
 def test_the_doctor_needs_no_more_than_the_docs_grant(world: World):
     rules = docs_rules(DOCTOR_RULES)
     kubeconfig = kubeconfig_for(world.kube, "doctor-reader", rules, world.kube.server, world.plane.pki / "ca.crt",
@@ -212,6 +227,7 @@ def test_the_doctor_needs_no_more_than_the_docs_grant(world: World):
     assert (code, seen) == (0, set())
 
 
+@pytest.mark.milestone("installed")
 def test_healthy_again_after_every_injection_was_undone(world: World):
     code, seen, _ = doctor(world, "healthy again")
     assert (code, seen) == (0, set())

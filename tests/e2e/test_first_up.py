@@ -1,11 +1,8 @@
-"""A stack's life through the real Pulumi CLI: preview with the pack, up in waves, a no-op up, a failed wave.
-
-Runs in file order on one world (conftest.py); world.py says what is simulated.
-"""
+"""A stack's first day through the real Pulumi CLI: preview with the pack, refusals before anything runs, up in waves,
+a no-op up, the state's size. world.py says what is simulated; milestones.py, where each scenario starts."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,36 +10,24 @@ import yaml
 
 from components.cluster.common.node_labels import ACCELERATOR, READY, RESOURCE_NAMES
 from components.plan.stack_plan import plan
-from engine.control_plane import REPO
 from engine.kube import wait_for
-from engine.pulumi_cli import POLICY_LAUNCHER, versions
+from engine.pulumi_cli import versions
+from tests.e2e.milestones import CANARY, SECOND, THIRD
 from tests.e2e.world import NAMESPACE, STACK, World
-
-CANARY, SECOND, THIRD = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03"
-
-
-@pytest.fixture(scope="module")
-def pack(world: World) -> Path:
-    """The policy pack as the CLI starts it: a copy of its folder with the `venv` its PulumiPolicy.yaml names and
-    engine/run-policy-pack, the executable the CLI launches as the pack (see that file for why)."""
-    folder = world.root / "policies"
-    if not folder.exists():
-        shutil.copytree(REPO / "policies", folder, ignore=shutil.ignore_patterns("__pycache__", "venv"))
-        (folder / "venv").symlink_to(REPO / ".venv")
-        shutil.copy(POLICY_LAUNCHER, folder / POLICY_LAUNCHER.name)
-    return folder / POLICY_LAUNCHER.name
 
 
 def urn_names(steps: list[dict]) -> set[tuple[str, str]]:
     return {(step["urn"].split("::")[-2].split("$")[-1], step["urn"].split("::")[-1]) for step in steps}
 
 
+@pytest.mark.milestone("fresh")
 def test_the_cli_is_the_one_make_engine_built(world: World):
     run = world.pulumi("version", program=False)
     print(f"e2e: pulumi CLI {run.out.strip()}")
     assert run.out.strip() == versions()["PULUMI_VERSION"]
 
 
+@pytest.mark.milestone("fresh")
 def test_preview_runs_the_pack_and_agrees_with_the_offline_plan(world: World, pack: Path, tmp_path: Path):
     """Compared: the set of (type, name) of every step `pulumi preview --json` plans against every resource
     `make plan` records for the same stack file; and the pack's verdict, none violated on either side."""
@@ -58,6 +43,7 @@ def test_preview_runs_the_pack_and_agrees_with_the_offline_plan(world: World, pa
     assert f"✅ ascend-npu@v0.1.0 (local: {pack})" in plain.out, plain.out[-2000:]
 
 
+@pytest.mark.milestone("fresh")
 def test_an_extra_resource_that_breaks_a_mandatory_rule_blocks_up(world: World, pack: Path, tmp_path: Path):
     binding = {"type": "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "name": "e2e-admin",
                "properties": {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
@@ -77,6 +63,7 @@ def test_an_extra_resource_that_breaks_a_mandatory_rule_blocks_up(world: World, 
     assert all(not starts for starts in map(world.install_starts, world.nodes)), "up ran hosts despite the pack"
 
 
+@pytest.mark.milestone("fresh")
 def test_an_ssh_agent_beside_the_stacks_key_is_refused_before_anything_runs(world: World, tmp_path: Path):
     """pulumi-command v1.2.1 would offer the agent's keys after sshPrivateKey's; the program refuses instead."""
     run = world.preview(check=False, extra_env={"SSH_AUTH_SOCK": str(tmp_path / "agent.sock")})
@@ -85,6 +72,7 @@ def test_an_ssh_agent_beside_the_stacks_key_is_refused_before_anything_runs(worl
     assert all(not starts for starts in map(world.install_starts, world.nodes))
 
 
+@pytest.mark.milestone("fresh", leaves="installed")
 def test_up_installs_the_hosts_in_waves_then_deploys_the_cluster_layer(world: World, pack: Path):
     world.up("--policy-pack", str(pack))
     starts = {name: world.install_starts(name) for name in (CANARY, SECOND, THIRD)}
@@ -111,6 +99,7 @@ def test_up_installs_the_hosts_in_waves_then_deploys_the_cluster_layer(world: Wo
     assert on == {"910B": CANARY, "310P": SECOND}
 
 
+@pytest.mark.milestone("installed")
 def test_each_chip_got_its_own_packages_and_its_resource(world: World):
     """The 310P node ran the 310p driver, firmware and kernels (the 910B ones on the others), verify read its
     eight chips from the 310P3 Duo `npu-smi info` layout, and the cluster sees it as a 310P node."""
@@ -128,11 +117,13 @@ def test_each_chip_got_its_own_packages_and_its_resource(world: World):
     assert status["allocatable"].get(RESOURCE_NAMES["310P"]) == "8", status["allocatable"]
 
 
+@pytest.mark.milestone("installed")
 def test_a_second_up_changes_nothing(world: World):
     run = world.pulumi("preview", "--stack", STACK, "--non-interactive", "--expect-no-changes", check=False)
     assert run.code == 0, run.out[-3000:]
 
 
+@pytest.mark.milestone("installed")
 def test_stack_export_bytes_per_node(world: World):
     """Printed: the whole state, each node's resources, and their stored inputs (at most 16 KB a node)."""
     run = world.pulumi("stack", "export", "--stack", STACK, program=False)

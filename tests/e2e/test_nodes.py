@@ -1,0 +1,75 @@
+"""Nodes joining, leaving and moving, and the cluster renamed, through the real CLI: each change touches only the
+nodes it names. Simulated besides the nodes and kubelets: a training Pod holding one NPU (npu_workload.py)."""
+from __future__ import annotations
+
+import pytest
+
+from components.cluster.common.node_labels import READY, RESOURCE_NAMES
+from components.drain.node_state import STATE
+from testkit.fakenode.packages import NEW
+from tests.e2e import milestones
+from tests.e2e import npu_workload as work
+from tests.e2e.checks import cordoned, install_counts, planned_changes, uninstalls
+from tests.e2e.milestones import CANARY, FIRST_THREE, FOURTH, SECOND, THIRD
+from tests.e2e.world import NAMESPACE, World
+
+
+@pytest.mark.milestone("upgraded", leaves="node-added")
+def test_a_node_added_is_installed_and_labelled_and_nobody_else_is_touched(world: World):
+    milestones.write_config(world, "node-added")  # its kubelet registered first: it joined before the stack names it
+    before = install_counts(world, FIRST_THREE)
+    world.up()
+    assert world.installed(FOURTH, "driver") == NEW["driver"]
+    assert world.node_labels(FOURTH).get(READY) == "true"
+    assert install_counts(world, FIRST_THREE) == before
+
+
+@pytest.mark.milestone("node-added", leaves="node-removed")
+def test_a_node_removed_has_its_pods_evicted_loses_its_labels_keeps_its_software_and_nobody_else_is_touched(
+        world: World):
+    work.run_npu_pod(world.kube, FOURTH, RESOURCE_NAMES["910B"], "train-4")
+    world.write_config(milestones.config_at(world, "node-removed"))
+    changes = planned_changes(world.preview().out)
+    assert changes == {(op, f"{prefix}{FOURTH}{suffix}") for op, prefix, suffix in (
+        ("delete", "ascend-npu-cluster-node-", ""), ("delete", "ascend-npu-", "-verify"),
+        ("delete", "ascend-npu-", "-install"), ("delete", "ascend-npu-", "-packages"), ("delete", "ascend-npu-", ""),
+        ("delete", "ascend-npu-", "-scripts"), ("delete", "ascend-npu-", "-on-destroy"),
+        ("delete", "ascend-npu-", "-drain"), ("delete", "ascend-npu-", "-uncordon"))}, changes
+    before = install_counts(world, FIRST_THREE)
+    run = world.up()
+    assert f"leave {FOURTH}: drained (1 evicted), labels removed; uncordoned" in run.out, run.out[-3000:]
+    assert work.pod(world.kube, "train-4") is None
+    labels = world.node_labels(FOURTH)
+    assert READY not in labels and STATE not in labels and not cordoned(world, FOURTH)
+    assert world.installed(FOURTH, "driver") == NEW["driver"] and uninstalls(world, FOURTH) == []
+    assert install_counts(world, FIRST_THREE) == before
+    assert not any(cordoned(world, name) for name in FIRST_THREE)
+
+
+@pytest.mark.milestone("key-rotated", leaves="cluster-renamed")
+def test_the_cluster_renamed_keeps_every_node_installed_and_labelled(world: World):
+    world.write_config(milestones.config_at(world, "cluster-renamed"))
+    before = install_counts(world, FIRST_THREE)
+    world.up()
+    for name in FIRST_THREE:
+        assert uninstalls(world, name) == [] and world.installed(name, "driver") == NEW["driver"], name
+        assert world.node_labels(name).get(READY) == "true", name
+    assert install_counts(world, FIRST_THREE) == before
+    assert len(world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets")) == 4
+
+
+@pytest.mark.milestone("cluster-renamed", leaves="node-moved")
+def test_a_node_on_a_new_address_gets_its_scripts_and_packages_staged_again(world: World):
+    """The server re-addressed, as a reinstalled or moved host: nothing of ours in its /var/tmp any more."""
+    milestones.write_config(world, "node-moved")  # the server on its new address, its /var/tmp emptied
+    node = world.nodes[SECOND]
+    changes = planned_changes(world.preview().out)
+    assert {("replace", f"ascend-npu-{SECOND}-{copy}") for copy in ("scripts", "packages")} <= changes, changes
+    before = install_counts(world, FIRST_THREE)
+    world.up()
+    assert (node.root / "var/tmp/ascend-npu-scripts/install.sh").exists()
+    assert any(p.name.startswith("Ascend-hdk-310p-npu-driver") for p in (node.root / "var/tmp").rglob("*.run"))
+    assert world.node_labels(SECOND).get(READY) == "true" and uninstalls(world, SECOND) == []
+    # The moved node's install re-ran (idempotently: it installs nothing it has); nobody else's did.
+    after = install_counts(world, FIRST_THREE)
+    assert {name: after[name] - before[name] for name in (CANARY, THIRD)} == {CANARY: 0, THIRD: 0}
