@@ -29,8 +29,11 @@ plan: $(STAMP)
 doctor: $(STAMP)
 	@$(PY) -m components.doctor --stack $(STACK) $(if $(JSON),--json)
 
+# One worker per core; TEST_WORKERS=0 runs the suite in this process, one test at a time.
+TEST_WORKERS ?= auto
+
 test: lint
-	$(PY) -m pytest -q tests --ignore=tests/e2e
+	$(PY) -m pytest -q -n $(TEST_WORKERS) tests --ignore=tests/e2e
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

@@ -20,6 +20,7 @@ export GOMODCACHE=$ENGINE_DIR/go/mod GOCACHE=$ENGINE_DIR/go/cache GOPATH=$ENGINE
 export GOFLAGS=-mod=mod CGO_ENABLED=0 GOTOOLCHAIN=local
 # Sets (and the builds only they use) not used by any clone for this many days are removed.
 KEEP_DAYS=${ENGINE_KEEP_DAYS:-30}
+BUILT=0
 
 say() { printf 'engine: %s\n' "$*"; }
 
@@ -67,6 +68,7 @@ build() {
   mv -f "$out/$name.partial" "$out/$name"
   mv -f "$out/$name.sha256.partial" "$out/$name.sha256"
   link "$name" "$id"
+  BUILT=1
   say "$name $id: built in $((SECONDS - start)) s"
 }
 
@@ -193,7 +195,7 @@ main() {
   touch "$SET"
   for target in "${targets[@]}"; do "build_$target"; done
   # The compile cache is most of the disk (14 GB of 18); with every binary stamped it only speeds a version bump.
-  if [[ ${ENGINE_TRIM:-1} == 1 && -d $GOCACHE ]]; then
+  if [[ ${ENGINE_TRIM:-1} == 1 && $BUILT == 1 ]]; then
     go clean -cache
     say "compile cache trimmed (ENGINE_TRIM=0 keeps it)"
   fi
@@ -205,4 +207,4 @@ main() {
 }
 
 # Sourced (by the tests of its functions), it only defines them.
-if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; exit; fi
