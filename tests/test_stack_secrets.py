@@ -54,7 +54,8 @@ def test_a_wrong_passphrase_is_named(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("value", ["v1:abc", "v1:abc:def", "ciphertext-here", invented(nonce_bytes=16),
-                                   invented(sealed_bytes=8), "v2:" + invented()[3:]])
+                                   invented(sealed_bytes=8), "v2:" + invented()[3:]],
+                         ids=["two-parts", "short-parts", "no-prefix", "nonce-16-bytes", "sealed-8-bytes", "v2"])
 def test_values_the_cli_never_writes_are_refused_offline(tmp_path, no_passphrase, value):
     stack = patched(load_stack("prod"), {"set": {KEY: {"secure": value}}})
     [problem] = problems(stack, tmp_path)
