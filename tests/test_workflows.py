@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -47,3 +48,20 @@ def test_the_offline_plan_of_every_stack_reads_the_same_list():
     done = subprocess.run(["bash", "-c", plan.replace("make plan", "echo")], cwd=ROOT, capture_output=True,
                           text=True, check=True)
     assert done.stdout.split() == [f"STACK={s}" for s in stacks(ROOT)]
+
+
+def test_the_test_workflow_runs_ci_with_go_and_the_engine_cache_it_builds_into():
+    """The same `.ci/run` CI runs, with the Go the engine's modules ask for and the cache make engine builds into."""
+    job = yaml.safe_load((WORKFLOWS / "test.yml").read_text())["jobs"]["test"]
+    steps = {step.get("uses", "").split("@")[0] or step["name"]: step for step in job["steps"]}
+    wanted_go = re.search(r"\\n\\ngo (\d+\.\d+)\\n", (ROOT / "engine" / "build.sh").read_text()).group(1)
+    assert str(steps["actions/setup-go"]["with"]["go-version"]) == wanted_go
+    engine_dir = job["env"]["ENGINE_DIR"]
+    assert not engine_dir.startswith("${{ github.workspace")  # outside the clone, as make engine builds
+    cache = steps["actions/cache"]["with"]
+    assert cache["path"].splitlines() == ["${{ env.ENGINE_DIR }}/builds", "${{ env.ENGINE_DIR }}/sets"]
+    assert "hashFiles('engine/versions.sh')" in cache["key"]
+    run = next(step["run"] for step in job["steps"] if ".ci/run" in step.get("run", ""))
+    assert run.startswith("sudo ") and "ENGINE_DIR" in run.split("--preserve-env=")[1].split()[0]
+    assert run.endswith("bash .ci/run")
+    assert 0 < job["timeout-minutes"] <= 90

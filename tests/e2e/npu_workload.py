@@ -1,8 +1,10 @@
 """Simulated NPU work for the drain scenarios: a training Pod holding one NPU (kwok runs it; no process uses a
-device), the PodDisruptionBudget that guards it, and the upgrade timeline read back from the run's own records."""
+device), the PodDisruptionBudget that guards it, the evictions it refused, and the upgrade timeline read back from
+the run's own records and a plain preview's planned steps."""
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 
 from engine.kube import Kube, wait_for
@@ -13,6 +15,9 @@ APP = "train"
 # name) and a node's run log lines (`2026-12-02T05:40:03Z [install] ...`).
 DRAIN_LINE = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) (drain|uncordon|leave) (\S+): (.*)$", re.MULTILINE)
 HOST_LINE = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) \[(install|verify)\] (.*)$")
+STEP_LINE = re.compile(r"^ [-+~]+\s+\S+ (\S+) (create|update|delete|replace)\b", re.MULTILINE)
+# kube-apiserver's request counter (its /metrics), where a refused eviction is one with subresource eviction, 429.
+REQUESTS = re.compile(r'^apiserver_request_total\{([^}]*)\} (\d+)$', re.MULTILINE)
 
 
 def run_npu_pod(kube: Kube, node: str, resource: str, name: str) -> dict:
@@ -51,6 +56,21 @@ def _observed(kube: Kube, path: str, min_available: int) -> bool:
     status = pdb.get("status") or {}
     return status.get("observedGeneration") == pdb["metadata"]["generation"] and \
         (status.get("disruptionsAllowed", 0) == 0) == (min_available > 0)
+
+
+def evictions_refused(kube: Kube) -> int:
+    """How many evictions the API server has refused with 429 (a budget said no) since it started."""
+    return sum(int(count) for labels, count in REQUESTS.findall(kube.text("/metrics"))
+               if 'subresource="eviction"' in labels and 'code="429"' in labels)
+
+
+def planned_changes(preview_out: str) -> set[tuple[str, str]]:
+    """(operation, resource name) of every step line of a plain `pulumi preview`."""
+    return {(op, name) for name, op in STEP_LINE.findall(preview_out)}
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def timeline(output: str, node_roots: dict[str, Path], since: str) -> list[str]:

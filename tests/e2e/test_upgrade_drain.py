@@ -21,15 +21,6 @@ from engine.kube import wait_for
 from testkit.fakenode.packages import NEW, OLD
 from tests.e2e import milestones
 from tests.e2e import npu_workload as work
-from tests.e2e.checks import (
-    cordoned,
-    evictions_refused,
-    node_object,
-    planned_changes,
-    show_timeline,
-    uninstalls,
-    utc_now,
-)
 from tests.e2e.least_privilege import DRAIN_RULES, docs_rules, kubeconfig_for
 from tests.e2e.milestones import CANARY, FIRST_THREE, SECOND, THIRD
 from tests.e2e.world import CHIPS, World
@@ -46,25 +37,25 @@ def test_an_upgrade_drains_through_a_budget_and_a_failing_node_stays_cordoned(wo
     work.guard(world.kube, min_available=1)
     world.write_config(milestones.config_at(world, "upgrade-stopped"))
     preview = world.preview("--diff").out  # which nodes will be drained, and why
-    assert {("update", f"ascend-npu-{name}-drain") for name in FIRST_THREE} <= planned_changes(
+    assert {("update", f"ascend-npu-{name}-drain") for name in FIRST_THREE} <= work.planned_changes(
         world.preview().out)
     assert DRAIN_REASON.findall(preview) == [(OLD["driver"], OLD["firmware"], NEW["driver"], NEW["firmware"])] * 6, \
         preview[-6000:]
     before_third = len(world.install_starts(THIRD))
     world.nodes[SECOND].knob("fail-driver", "1")
     result: dict = {}
-    started, refused_before = utc_now(), evictions_refused(world.kube)
+    started, refused_before = work.utc_now(), work.evictions_refused(world.kube)
     upgrade = threading.Thread(target=lambda: result.update(run=world.up(check=False)))
     upgrade.start()
     try:
         # Two refusals of the budget seen by the API server (the drain retries every 5 s): the Pod stays, nothing
         # is installed; then the budget lets it go.
         wait_for("two evictions refused by the budget", lambda: not upgrade.is_alive() or
-                 evictions_refused(world.kube) >= refused_before + 2, timeout=600)
+                 work.evictions_refused(world.kube) >= refused_before + 2, timeout=600)
         assert upgrade.is_alive(), "up ended before the budget refused two evictions"
-        assert node_object(world, CANARY)["metadata"].get("labels", {}).get(STATE) == "draining"
+        assert world.node_object(CANARY)["metadata"].get("labels", {}).get(STATE) == "draining"
         assert work.pod(world.kube, "train-0")["metadata"]["uid"] == trainer["metadata"]["uid"]
-        assert cordoned(world, CANARY) and world.installed(CANARY, "driver") == OLD["driver"]
+        assert world.cordoned(CANARY) and world.installed(CANARY, "driver") == OLD["driver"]
         work.guard(world.kube, min_available=0)
     finally:
         upgrade.join(timeout=1800)
@@ -75,14 +66,14 @@ def test_an_upgrade_drains_through_a_budget_and_a_failing_node_stays_cordoned(wo
     assert "would violate the pod's disruption budget" in run.out, run.out[-4000:]
     assert work.pod(world.kube, "train-0") is None
     # The canary: drained, upgraded, verified, uncordoned. Wave 1: cordoned and labelled where it stopped.
-    assert world.installed(CANARY, "driver") == NEW["driver"] and not cordoned(world, CANARY)
+    assert world.installed(CANARY, "driver") == NEW["driver"] and not world.cordoned(CANARY)
     assert world.node_labels(CANARY).get(STATE) == "upgrade-done"
     assert world.installed(SECOND, "driver") == OLD["driver"]
-    assert cordoned(world, SECOND) and world.node_labels(SECOND).get(STATE) == "upgrading"
+    assert world.cordoned(SECOND) and world.node_labels(SECOND).get(STATE) == "upgrading"
     assert len(world.install_starts(THIRD)) == before_third, "a later wave ran although wave 1 failed"
-    assert not cordoned(world, THIRD) and STATE not in world.node_labels(THIRD)
+    assert not world.cordoned(THIRD) and STATE not in world.node_labels(THIRD)
     assert world.node_labels(THIRD).get(READY) == "true", "the untouched node lost its labels"
-    lines = show_timeline(world, "upgrade, wave 0 held by a budget, wave 1 failing", run.out, FIRST_THREE, started)
+    lines = world.timeline("upgrade, wave 0 held by a budget, wave 1 failing", run.out, FIRST_THREE, started)
     canary = [line.split(None, 3)[3] for line in lines if f" {CANARY} " in line]
     order = ["cordoned", "refused", "evicted", "installed", "verified", "uncordoned"]
     found = [next(i for i, text in enumerate(canary) if word in text) for word in order]
@@ -91,17 +82,17 @@ def test_an_upgrade_drains_through_a_budget_and_a_failing_node_stays_cordoned(wo
 
 @pytest.mark.milestone("upgrade-stopped", leaves="upgraded")
 def test_the_upgrade_then_finishes_in_place_and_nothing_is_uninstalled(world: World):
-    started = utc_now()
+    started = work.utc_now()
     run = world.up()
     for name in FIRST_THREE:
         assert {kind: world.installed(name, kind) for kind in ("driver", "firmware")} == \
             {"driver": NEW["driver"], "firmware": NEW["firmware"]}, name
-        assert uninstalls(world, name) == []
+        assert world.uninstalls(name) == []
         assert world.node_labels(name).get(READY) == "true"
-        assert not cordoned(world, name) and CORDONED_BY not in node_object(world, name)["metadata"].get(
+        assert not world.cordoned(name) and CORDONED_BY not in world.node_object(name)["metadata"].get(
             "annotations", {}), name
     assert world.node_labels(SECOND).get(STATE) == world.node_labels(THIRD).get(STATE) == "upgrade-done"
-    lines = show_timeline(world, "upgrade finished, waves 1 and 2", run.out, (SECOND, THIRD), started)
+    lines = world.timeline("upgrade finished, waves 1 and 2", run.out, (SECOND, THIRD), started)
     third = [line for line in lines if f" {THIRD} " in line]
     assert [w for w in ("cordoned", "drained", "installed", "verified", "uncordoned")
             if not any(w in line for line in third)] == [], third
@@ -126,7 +117,7 @@ def test_the_drain_needs_no_more_than_the_docs_grant(world: World):
     for step, said in (("before-host", "drained (0 Pod(s) evicted)"), ("after-host", "uncordoned")):
         done = drain(granted, step)
         assert done.returncode == 0 and said in done.stdout, done.stdout + done.stderr
-    assert not cordoned(world, THIRD)
+    assert not world.cordoned(THIRD)
     short = [r for r in rules if r["resources"] != ["pods/eviction"]]
     work.run_npu_pod(world.kube, THIRD, RESOURCE_NAMES["910B"], "train-3")
     try:

@@ -24,6 +24,7 @@ from testkit.fakenode import ascend_files
 from testkit.fakenode.node import FakeNode
 from testkit.fakenode.packages import OLD, PackageSet
 from testkit.fakenode.sandbox import LOGS
+from tests.e2e import npu_workload as work
 
 STACK = "e2e"
 # Where day 2 moves the second node (a re-addressed server).
@@ -136,6 +137,27 @@ class World:
 
     def node_labels(self, name: str) -> dict:
         return self.kube.get(f"/api/v1/nodes/{name}")["metadata"].get("labels", {})
+
+    def node_object(self, name: str) -> dict:
+        return self.kube.get(f"/api/v1/nodes/{name}")
+
+    def cordoned(self, name: str) -> bool:
+        return bool(self.node_object(name)["spec"].get("unschedulable"))
+
+    def uninstalls(self, name: str) -> list:
+        """The installer runs on the node that uninstalled something."""
+        return [call for call in self.nodes[name].installer_calls() if "--uninstall" in call["args"]]
+
+    def install_counts(self, names) -> dict[str, int]:
+        return {name: len(self.install_starts(name)) for name in names}
+
+    def timeline(self, title: str, output: str, names, since: str) -> list[str]:
+        """The drain's and the host steps' milestones since SINCE, printed and kept in timeline.txt."""
+        lines = work.timeline(output, {name: self.nodes[name].root for name in names}, since)
+        with (self.root / "timeline.txt").open("a") as out:
+            out.write(f"\n# {title}\n" + "\n".join(lines) + "\n")
+        print(f"e2e: {title}:\n" + "\n".join(lines), flush=True)
+        return lines
 
     def installed(self, name: str, kind: str) -> str | None:
         """The version of `kind` the node has now (read from its version files), or None."""

@@ -1,6 +1,9 @@
-"""Nodes joining, leaving and moving, and the cluster renamed, through the real CLI: each change touches only the
-nodes it names. Simulated besides the nodes and kubelets: a training Pod holding one NPU (npu_workload.py)."""
+"""Day 2 through the real CLI: nodes joining, leaving and moving, the SSH key rotated, the cluster renamed; each
+change touches only what it names. Simulated besides the nodes and kubelets: a training Pod holding one NPU
+(npu_workload.py)."""
 from __future__ import annotations
+
+import shutil
 
 import pytest
 
@@ -9,19 +12,18 @@ from components.drain.node_state import STATE
 from testkit.fakenode.packages import NEW
 from tests.e2e import milestones
 from tests.e2e import npu_workload as work
-from tests.e2e.checks import cordoned, install_counts, planned_changes, uninstalls
 from tests.e2e.milestones import CANARY, FIRST_THREE, FOURTH, SECOND, THIRD
-from tests.e2e.world import NAMESPACE, World
+from tests.e2e.world import NAMESPACE, STACK, World
 
 
 @pytest.mark.milestone("upgraded", leaves="node-added")
 def test_a_node_added_is_installed_and_labelled_and_nobody_else_is_touched(world: World):
     milestones.write_config(world, "node-added")  # its kubelet registered first: it joined before the stack names it
-    before = install_counts(world, FIRST_THREE)
+    before = world.install_counts(FIRST_THREE)
     world.up()
     assert world.installed(FOURTH, "driver") == NEW["driver"]
     assert world.node_labels(FOURTH).get(READY) == "true"
-    assert install_counts(world, FIRST_THREE) == before
+    assert world.install_counts(FIRST_THREE) == before
 
 
 @pytest.mark.milestone("node-added", leaves="node-removed")
@@ -29,32 +31,44 @@ def test_a_node_removed_has_its_pods_evicted_loses_its_labels_keeps_its_software
         world: World):
     work.run_npu_pod(world.kube, FOURTH, RESOURCE_NAMES["910B"], "train-4")
     world.write_config(milestones.config_at(world, "node-removed"))
-    changes = planned_changes(world.preview().out)
+    changes = work.planned_changes(world.preview().out)
     assert changes == {(op, f"{prefix}{FOURTH}{suffix}") for op, prefix, suffix in (
         ("delete", "ascend-npu-cluster-node-", ""), ("delete", "ascend-npu-", "-verify"),
         ("delete", "ascend-npu-", "-install"), ("delete", "ascend-npu-", "-packages"), ("delete", "ascend-npu-", ""),
         ("delete", "ascend-npu-", "-scripts"), ("delete", "ascend-npu-", "-on-destroy"),
         ("delete", "ascend-npu-", "-drain"), ("delete", "ascend-npu-", "-uncordon"))}, changes
-    before = install_counts(world, FIRST_THREE)
+    before = world.install_counts(FIRST_THREE)
     run = world.up()
     assert f"leave {FOURTH}: drained (1 evicted), labels removed; uncordoned" in run.out, run.out[-3000:]
     assert work.pod(world.kube, "train-4") is None
     labels = world.node_labels(FOURTH)
-    assert READY not in labels and STATE not in labels and not cordoned(world, FOURTH)
-    assert world.installed(FOURTH, "driver") == NEW["driver"] and uninstalls(world, FOURTH) == []
-    assert install_counts(world, FIRST_THREE) == before
-    assert not any(cordoned(world, name) for name in FIRST_THREE)
+    assert READY not in labels and STATE not in labels and not world.cordoned(FOURTH)
+    assert world.installed(FOURTH, "driver") == NEW["driver"] and world.uninstalls(FOURTH) == []
+    assert world.install_counts(FIRST_THREE) == before
+    assert not any(world.cordoned(name) for name in FIRST_THREE)
+
+
+@pytest.mark.milestone("node-removed", leaves="key-rotated")
+def test_an_ssh_key_rotated_through_the_cli_is_the_one_used_from_then_on(world: World):
+    keys_before = set(world.root.glob("key-*"))
+    milestones.rotate_key(world, milestones.config_at(world, "key-rotated"))
+    key = next(path for path in set(world.root.glob("key-*")) - keys_before if path.suffix != ".pub")
+    world.up()
+    for name in FIRST_THREE:  # the old key no longer opens any node
+        shutil.copy(key.with_suffix(".pub"), world.nodes[name].ssh_dir / "authorized_keys")
+    run = world.pulumi("preview", "--stack", STACK, "--non-interactive", "--expect-no-changes", check=False)
+    assert run.code == 0, run.out[-3000:]
 
 
 @pytest.mark.milestone("key-rotated", leaves="cluster-renamed")
 def test_the_cluster_renamed_keeps_every_node_installed_and_labelled(world: World):
     world.write_config(milestones.config_at(world, "cluster-renamed"))
-    before = install_counts(world, FIRST_THREE)
+    before = world.install_counts(FIRST_THREE)
     world.up()
     for name in FIRST_THREE:
-        assert uninstalls(world, name) == [] and world.installed(name, "driver") == NEW["driver"], name
+        assert world.uninstalls(name) == [] and world.installed(name, "driver") == NEW["driver"], name
         assert world.node_labels(name).get(READY) == "true", name
-    assert install_counts(world, FIRST_THREE) == before
+    assert world.install_counts(FIRST_THREE) == before
     assert len(world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets")) == 4
 
 
@@ -63,13 +77,13 @@ def test_a_node_on_a_new_address_gets_its_scripts_and_packages_staged_again(worl
     """The server re-addressed, as a reinstalled or moved host: nothing of ours in its /var/tmp any more."""
     milestones.write_config(world, "node-moved")  # the server on its new address, its /var/tmp emptied
     node = world.nodes[SECOND]
-    changes = planned_changes(world.preview().out)
+    changes = work.planned_changes(world.preview().out)
     assert {("replace", f"ascend-npu-{SECOND}-{copy}") for copy in ("scripts", "packages")} <= changes, changes
-    before = install_counts(world, FIRST_THREE)
+    before = world.install_counts(FIRST_THREE)
     world.up()
     assert (node.root / "var/tmp/ascend-npu-scripts/install.sh").exists()
     assert any(p.name.startswith("Ascend-hdk-310p-npu-driver") for p in (node.root / "var/tmp").rglob("*.run"))
-    assert world.node_labels(SECOND).get(READY) == "true" and uninstalls(world, SECOND) == []
+    assert world.node_labels(SECOND).get(READY) == "true" and world.uninstalls(SECOND) == []
     # The moved node's install re-ran (idempotently: it installs nothing it has); nobody else's did.
-    after = install_counts(world, FIRST_THREE)
+    after = world.install_counts(FIRST_THREE)
     assert {name: after[name] - before[name] for name in (CANARY, THIRD)} == {CANARY: 0, THIRD: 0}
