@@ -134,3 +134,22 @@ def test_two_clones_building_at_once_build_once(tmp_path, gocache):
     assert sorted("hello v1: building" in out for out in outs) == [False, True], outs
     assert sum("hello v1: cached" in out for out in outs) == 1, outs
     assert hello(engine_dir) == "hello v1"
+
+
+def test_sets_unused_for_their_days_go_and_then_the_builds_only_they_linked(tmp_path):
+    """build.sh's prune: the disk stays bounded however often engine/versions.sh changes."""
+    engine_dir = tmp_path / "engine"
+    for key, build in (("old", "hello@v1"), ("recent", "hello@v2"), (cache.set_key(), "hello@v3")):
+        (engine_dir / "sets" / key / "bin").mkdir(parents=True)
+        (engine_dir / "builds" / build).mkdir(parents=True)
+        (engine_dir / "builds" / build / "hello").write_text("")
+        (engine_dir / "sets" / key / "bin" / "hello").symlink_to(f"../../../builds/{build}/hello")
+    (engine_dir / "builds" / "hello@v0").mkdir()  # a build no set links to any more
+    subprocess.run(["touch", "-d", "40 days ago", str(engine_dir / "sets" / "old")], check=True)
+    subprocess.run(["touch", "-d", "10 days ago", str(engine_dir / "sets" / "recent")], check=True)
+    done = subprocess.run(["bash", "-c", f'set -euo pipefail; . "{BUILD_SH}"; prune'], capture_output=True, text=True,
+                          env={**os.environ, "ENGINE_DIR": str(engine_dir)})
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (engine_dir / "sets").iterdir()) == sorted(["recent", cache.set_key()])
+    assert sorted(p.name for p in (engine_dir / "builds").iterdir()) == ["hello@v2", "hello@v3"]
+    assert "removed hello@v1: no set uses it" in done.stdout and "removed hello@v0" in done.stdout
