@@ -26,7 +26,8 @@ def test_the_copy_holds_nothing_of_the_stack_it_came_from():
 
 def test_it_plans_before_its_secrets_exist_and_not_without_saying_how(tmp_path, capsys):
     assert plan("lab", tmp_path, LAB, quiet=True) == 2
-    assert "make plan PLACEHOLDER_SECRETS=sshPrivateKey" in capsys.readouterr().err
+    # The hint names this stack: copied as it is, it plans this stack, not the dev one.
+    assert "make plan STACK=lab PLACEHOLDER_SECRETS=sshPrivateKey" in capsys.readouterr().err
     assert plan("lab", tmp_path, LAB, quiet=True, placeholders=SECRETS) == 0
 
 

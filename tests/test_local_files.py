@@ -44,6 +44,8 @@ def test_the_agent_is_used_only_when_the_stack_says_so():
     agent = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": True}}, private_key=None)
     assert [p.field for p in agent_problems(keyed, {"SSH_AUTH_SOCK": "/run/user/0/agent.sock"})] == ["sshPrivateKey"]
     assert "SSH_AUTH_SOCK= pulumi up" in agent_problems(keyed, {"SSH_AUTH_SOCK": "/tmp/a"})[0].message
+    # It names the command the user ran: a preview is refused with a preview to rerun.
+    assert "SSH_AUTH_SOCK= pulumi preview`" in agent_problems(keyed, {"SSH_AUTH_SOCK": "/tmp/a"}, "preview")[0].message
     assert agent_problems(keyed, {"SSH_AUTH_SOCK": ""}) == agent_problems(keyed, {}) == []
     assert [p.field for p in agent_problems(agent, {})] == ["ssh.useAgent"]
     assert agent_problems(agent, {"SSH_AUTH_SOCK": "/tmp/a"}) == []

@@ -120,7 +120,7 @@ def check_compatibility(versions) -> list[Problem]:
     return []
 
 
-def check_ssh_secret(ssh, has_key: bool, key_is_secret: bool) -> list[Problem]:
+def check_ssh_secret(ssh, has_key: bool, key_is_secret: bool, stack: str = "<stack>") -> list[Problem]:
     """A private key is a Pulumi secret, or the agent is used; not both, not neither."""
     if has_key and not key_is_secret:
         return [Problem("sshPrivateKey", "stored in plain text; remove it and run `pulumi config set --secret "
@@ -129,8 +129,8 @@ def check_ssh_secret(ssh, has_key: bool, key_is_secret: bool) -> list[Problem]:
         return [Problem("ssh.useAgent", "true while sshPrivateKey is also set; keep one way to authenticate")]
     if not has_key and not ssh.use_agent:
         return [Problem("sshPrivateKey", "not set; run `pulumi config set --secret sshPrivateKey < KEYFILE` or "
-                                         "write ssh.useAgent: true (to plan offline before it is set: make plan "
-                                         "PLACEHOLDER_SECRETS=sshPrivateKey)")]
+                                         "write ssh.useAgent: true (to plan offline before it is set: "
+                                         f"make plan STACK={stack} PLACEHOLDER_SECRETS=sshPrivateKey)")]
     return []
 
 
@@ -164,12 +164,12 @@ def check_mirror_credentials(packages, has_login: bool, login_is_secret: bool) -
     return []
 
 
-def run_checks(parsed: dict[str, Any], has_key: bool, key_is_secret: bool) -> list[Problem]:
-    """Every cross-section check whose sections parsed."""
+def run_checks(parsed: dict[str, Any], has_key: bool, key_is_secret: bool, stack: str = "<stack>") -> list[Problem]:
+    """Every cross-section check whose sections parsed (STACK: the stack's name, for the commands a problem names)."""
     nodes, problems = resolve_nodes(parsed)
     problems += check_identity(parsed)
     if "ssh" in parsed:
-        problems += check_ssh_secret(parsed["ssh"], has_key, key_is_secret)
+        problems += check_ssh_secret(parsed["ssh"], has_key, key_is_secret, stack)
         if "rollout" in parsed:
             problems += check_reboot_wait(parsed["ssh"], parsed["rollout"])
     if "versions" in parsed:

@@ -32,7 +32,7 @@ def _decode(text: Any) -> Any:
 
 
 def spec_from_values(values: Mapping[str, Any], secret_keys: Collection[str],
-                     secrets: Mapping[str, Any] | None = None) -> StackSpec:
+                     secrets: Mapping[str, Any] | None = None, stack: str = "<stack>") -> StackSpec:
     """A StackSpec from config as the engine passes it; each secret from `secrets` (Outputs), else its plain value."""
     found = {}
     for name in SECRET_KEYS:
@@ -42,7 +42,7 @@ def spec_from_values(values: Mapping[str, Any], secret_keys: Collection[str],
     (key, key_secret), (login, login_secret) = found[SSH_KEY], found[MIRROR_CREDENTIALS]
     sections = {k.split(":", 1)[1] for k in secret_keys if k.startswith(f"{NAMESPACE}:")}
     return parse_stack(raw_config(values), key, key_secret, mirror_credentials=login,
-                       mirror_credentials_is_secret=login_secret, secret_sections=sections)
+                       mirror_credentials_is_secret=login_secret, secret_sections=sections, stack=stack)
 
 
 def load_stack_spec() -> StackSpec:
@@ -64,13 +64,14 @@ def load_stack_spec() -> StackSpec:
         """The problems as a RunError: the engine prints them without a traceback."""
 
     try:
-        spec = spec_from_values(values, secret_keys, secrets)
+        spec = spec_from_values(values, secret_keys, secrets, stack=pulumi.get_stack())
     except SpecError as exc:
         raise StackConfigError(exc.problems) from None
     # The offline plan runs under mocks, which read no local file and dial nothing: it plans a stack whose packages
     # are elsewhere, from any shell.
     if not isinstance(runtime_settings.get_monitor(), MockMonitor):
-        problems = local_file_problems(spec, Path.cwd()) + agent_problems(spec, os.environ)
+        command = "preview" if pulumi.runtime.is_dry_run() else "up"
+        problems = local_file_problems(spec, Path.cwd()) + agent_problems(spec, os.environ, command)
         if problems:
             raise StackConfigError(problems)
     return spec

@@ -26,7 +26,7 @@ def local_file_problems(spec: StackSpec, cwd: Path) -> list[Problem]:
             for i, pkg in enumerate(packages.files) if not (directory / pkg.file).is_file()]
 
 
-def agent_problems(spec: StackSpec, environ: Mapping[str, str]) -> list[Problem]:
+def agent_problems(spec: StackSpec, environ: Mapping[str, str], command: str = "up") -> list[Problem]:
     """The SSH agent is used exactly when the stack says so: pulumi-command v1.2.1 offers an agent's keys whenever
     SSH_AUTH_SOCK is non-empty in its environment (this one), after sshPrivateKey's
     (provider/pkg/provider/remote/connection.go, connection_unix.go tryGetDefaultAgentSocket)."""
@@ -34,7 +34,7 @@ def agent_problems(spec: StackSpec, environ: Mapping[str, str]) -> list[Problem]
     if spec.ssh_private_key is not None and socket:
         return [Problem("sshPrivateKey", "is set while SSH_AUTH_SOCK is too: the command provider would also offer "
                                          "the agent's keys, so a node that refuses the stack's key could still let "
-                                         "in another one; run `SSH_AUTH_SOCK= pulumi up`, or use the agent alone "
+                                         f"in another one; run `SSH_AUTH_SOCK= pulumi {command}`, or use the agent alone "
                                          "(ssh.useAgent: true, no sshPrivateKey)")]
     if spec.ssh.use_agent and not socket:
         return [Problem("ssh.useAgent", "true, but SSH_AUTH_SOCK is not set here: start an agent and add the key "

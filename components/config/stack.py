@@ -168,10 +168,10 @@ def parse_sections(raw: dict[str, Any], secret_sections: Collection[str] = ()) -
 
 def parse_stack(raw: dict[str, Any], private_key: Any = None, private_key_is_secret: bool = True,
                 mirror_credentials: Any = None, mirror_credentials_is_secret: bool = True,
-                secret_sections: Collection[str] = ()) -> StackSpec:
+                secret_sections: Collection[str] = (), stack: str = "<stack>") -> StackSpec:
     """Raw config values (key without namespace -> value) to a StackSpec, or SpecError with every problem."""
     parsed, problems = parse_sections(raw, secret_sections)
-    problems += run_checks(parsed, private_key is not None, private_key_is_secret)
+    problems += run_checks(parsed, private_key is not None, private_key_is_secret, stack)
     problems += check_mirror_credentials(parsed.get("packages"), mirror_credentials is not None,
                                          mirror_credentials_is_secret)
     if problems:

@@ -82,7 +82,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         config = read_stack_config(args.project, args.stack)
-        spec = spec_from_values(config.values, config.secret_keys)
+        spec = spec_from_values(config.values, config.secret_keys, stack=args.stack)
     except (StackFileError, SpecError) as err:
         print(f"doctor: {err}", file=sys.stderr)
         return 2

@@ -103,7 +103,7 @@ def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool 
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     try:
-        spec = spec_from_values(config.values, config.secret_keys)  # the program's first step, without the engine
+        spec = spec_from_values(config.values, config.secret_keys, stack=config.stack)  # the program's first step
         added = extra_resources(extra, config) if extra else []
         resources = run_stack(config) + added
     except SpecError as exc:

@@ -68,6 +68,7 @@ def test_an_ssh_agent_beside_the_stacks_key_is_refused_before_anything_runs(worl
     """pulumi-command v1.2.1 would offer the agent's keys after sshPrivateKey's; the program refuses instead."""
     run = world.preview(check=False, extra_env={"SSH_AUTH_SOCK": str(tmp_path / "agent.sock")})
     assert run.code != 0 and "ascend-npu:sshPrivateKey: is set while SSH_AUTH_SOCK is too" in run.out, run.out[-3000:]
+    assert "`SSH_AUTH_SOCK= pulumi preview`" in run.out, run.out[-3000:]  # the command the user ran
     assert "Traceback" not in run.out
     assert all(not starts for starts in map(world.install_starts, world.nodes))
 
