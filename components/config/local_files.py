@@ -34,8 +34,8 @@ def agent_problems(spec: StackSpec, environ: Mapping[str, str], command: str = "
     if spec.ssh_private_key is not None and socket:
         return [Problem("sshPrivateKey", "is set while SSH_AUTH_SOCK is too: the command provider would also offer "
                                          "the agent's keys, so a node that refuses the stack's key could still let "
-                                         f"in another one; run `SSH_AUTH_SOCK= pulumi {command}`, or use the agent alone "
-                                         "(ssh.useAgent: true, no sshPrivateKey)")]
+                                         f"in another one; run `SSH_AUTH_SOCK= pulumi {command}`, or use the agent "
+                                         "alone (ssh.useAgent: true, no sshPrivateKey)")]
     if spec.ssh.use_agent and not socket:
         return [Problem("ssh.useAgent", "true, but SSH_AUTH_SOCK is not set here: start an agent and add the key "
                                         "(`eval $(ssh-agent) && ssh-add KEYFILE`), or set sshPrivateKey instead")]
