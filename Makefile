@@ -12,6 +12,8 @@ K ?=
 EXTRA_RESOURCES ?=
 PLACEHOLDER_SECRETS ?=
 STAMP := $(VENV)/.requirements-installed
+# The virtualenv policies/PulumiPolicy.yaml names, which the CLI runs the pack with: .venv holds its requirements.
+PACK_VENV := policies/venv
 
 .PHONY: plan test lint bench docs chart chart-package template venv clean engine cluster cluster-stop e2e doctor
 
@@ -20,9 +22,12 @@ $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $@
 
-venv: $(STAMP)
+$(PACK_VENV): | $(STAMP)
+	@ln -sfn ../.venv $(PACK_VENV)
 
-plan: $(STAMP)
+venv: $(STAMP) $(PACK_VENV)
+
+plan: $(STAMP) $(PACK_VENV)
 	@$(PY) -m components.plan --stack $(STACK) $(if $(EXTRA_RESOURCES),--extra-resources $(EXTRA_RESOURCES)) \
 		$(if $(PLACEHOLDER_SECRETS),--placeholder-secrets $(PLACEHOLDER_SECRETS))
 
@@ -35,7 +40,7 @@ TEST_WORKERS ?= auto
 test: lint
 	$(PY) -m pytest -q -n $(TEST_WORKERS) tests --ignore=tests/e2e
 
-lint: $(STAMP)
+lint: $(STAMP) $(PACK_VENV)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 

@@ -65,3 +65,51 @@ def test_the_test_workflow_runs_ci_with_go_and_the_engine_cache_it_builds_into()
     assert run.startswith("sudo ") and "ENGINE_DIR" in run.split("--preserve-env=")[1].split()[0]
     assert run.endswith("bash .ci/run")
     assert 0 < job["timeout-minutes"] <= 90
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in WORKFLOWS.glob("*.yml")))
+def test_no_job_can_wait_for_githubs_six_hours_default(name):
+    for job_name, job in yaml.safe_load((WORKFLOWS / name).read_text())["jobs"].items():
+        limit = job.get("timeout-minutes")
+        assert limit is not None, f"{name}: job {job_name} has no timeout-minutes"
+        default = re.search(r"\|\| '(\d+)'", limit).group(1) if isinstance(limit, str) else limit
+        assert 0 < int(default) <= 360, (name, job_name, limit)
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "up.yml"])
+def test_the_pulumi_steps_get_the_stacks_passphrase(name):
+    steps = [s for job in yaml.safe_load((WORKFLOWS / name).read_text())["jobs"].values() for s in job["steps"]
+             if s.get("uses", "").startswith("pulumi/actions")]
+    assert steps and all(s["env"]["PULUMI_CONFIG_PASSPHRASE"] == "${{ secrets.PULUMI_CONFIG_PASSPHRASE }}"
+                         for s in steps)
+    assert all("SSH_AUTH_SOCK" not in s["env"] for s in steps)  # set by the key step, only for an agent stack
+
+
+def key_step(tmp_path, deploy_key: str) -> tuple[str, str]:
+    """up.yml's key step run as the runner runs it; what it wrote to GITHUB_ENV, and the keys its agent holds."""
+    job = yaml.safe_load((WORKFLOWS / "up.yml").read_text())["jobs"]["up"]
+    step = next(s for s in job["steps"] if "SSH_DEPLOY_KEY" in s.get("env", {}))
+    env_file = tmp_path / "github_env"
+    env_file.touch()
+    env = {"PATH": "/usr/bin:/bin", "RUNNER_TEMP": str(tmp_path), "GITHUB_ENV": str(env_file),
+           "KUBECONFIG_DATA": "apiVersion: v1", "SSH_DEPLOY_KEY": deploy_key}
+    done = subprocess.run(["bash", "-e", "-c", step["run"] + '\necho "agent=${SSH_AGENT_PID:-}"'], env=env,
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    pid = done.stdout.strip().rsplit("agent=", 1)[1]
+    held = ""
+    if pid:
+        agent = {"SSH_AUTH_SOCK": str(tmp_path / "agent.sock"), "PATH": "/usr/bin:/bin"}
+        held = subprocess.run(["ssh-add", "-l"], env=agent, capture_output=True, text=True).stdout
+        subprocess.run(["kill", pid], check=True)
+    assert (tmp_path / "kubeconfig").read_text() == "apiVersion: v1"
+    return env_file.read_text(), held
+
+
+@pytest.mark.skipif(shutil.which("ssh-agent") is None, reason="openssh-client is not installed")
+def test_up_starts_an_agent_only_for_a_stack_whose_key_comes_from_one(tmp_path):
+    assert key_step(tmp_path, "") == ("", "")  # sshPrivateKey stacks: no agent for the program to refuse
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "deploy", "-f", str(tmp_path / "k")],
+                   check=True)
+    written, held = key_step(tmp_path, (tmp_path / "k").read_text())
+    assert written == f"SSH_AUTH_SOCK={tmp_path}/agent.sock\n" and "deploy (ED25519)" in held

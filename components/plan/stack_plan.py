@@ -19,10 +19,12 @@ WANTS_TEXT = ("write text", "should be '", "not valid here")  # problems of a fi
 
 
 def judge(resources, pack_dir: Path, policy_config: dict | None = None) -> dict:
-    """Every resource through Analyze, then the whole stack through AnalyzeStack."""
+    """Every resource through Analyze, then the whole stack through AnalyzeStack, the pack run by the interpreter the
+    CLI would run it with."""
     from components.plan.analyzer import PolicyPackProcess
+    from components.plan.pack_runtime import pack_python
     providers = {r.urn: r for r in resources if r.type.startswith("pulumi:providers:")}
-    with PolicyPackProcess(pack_dir) as pack:
+    with PolicyPackProcess(pack_dir, python=pack_python(pack_dir)) as pack:
         info = pack.info()
         pack.configure(policy_config or {})
         diagnostics = [d for r in resources for d in pack.analyze(r, providers)]

@@ -7,12 +7,14 @@ import sys
 import pytest
 
 from components.plan.analyzer import PolicyPackProcess
+from components.plan.pack_runtime import pack_python
 from tests.stacks import ROOT
 
 
 @pytest.fixture(scope="session")
 def pack():
-    with PolicyPackProcess(ROOT / "policies") as running:
+    """The pack run by the interpreter of the virtualenv its PulumiPolicy.yaml names (policies/venv, from make)."""
+    with PolicyPackProcess(ROOT / "policies", python=pack_python(ROOT / "policies")) as running:
         yield running
 
 
