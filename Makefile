@@ -15,7 +15,7 @@ STAMP := $(VENV)/.requirements-installed
 # The virtualenv policies/PulumiPolicy.yaml names, which the CLI runs the pack with: .venv holds its requirements.
 PACK_VENV := policies/venv
 
-.PHONY: plan test lint bench docs chart chart-package template venv clean engine cluster cluster-stop e2e doctor
+.PHONY: plan test lint bench docs chart chart-package template venv clean engine cluster cluster-stop e2e doctor actionlint
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ lint: $(STAMP) $(PACK_VENV)
 engine: $(STAMP)
 	@bash engine/build.sh
 	@$(PY) -m engine.pulumi_cli
+
+# The workflows checked by actionlint (built by make engine), which runs shellcheck on their run: scripts.
+actionlint: engine
+	@"$$($(PY) -c 'from engine.cache import BIN; print(BIN)')/actionlint" -no-color -oneline
+	@echo "actionlint: .github/workflows/*.yml: no problem"
 
 cluster: engine
 	@$(PY) -m engine.cluster start --stack $(STACK)

@@ -168,6 +168,13 @@ build_kwok() {
   ln -sfn "../../builds/kwok@$KWOK_VERSION/stage" "$SET/.kwok-stage.new" && mv -T "$SET/.kwok-stage.new" "$SET/kwok-stage"
 }
 
+build_actionlint() {
+  local dir=$SRC/actionlint@$ACTIONLINT_VERSION
+  stamped actionlint "$ACTIONLINT_VERSION" || wrapper_module "$dir" "require github.com/rhysd/actionlint $ACTIONLINT_VERSION"
+  build actionlint "$ACTIONLINT_VERSION" "$dir" github.com/rhysd/actionlint/cmd/actionlint \
+    "-X github.com/rhysd/actionlint.version=$ACTIONLINT_VERSION" ""
+}
+
 # One build at a time per cache: a second clone waits here, then finds what the first one built.
 lock() {
   exec 9>"$ENGINE_DIR/lock"
@@ -188,7 +195,7 @@ prune() {
 
 main() {
   local start=$SECONDS targets=("$@")
-  [[ ${#targets[@]} -gt 0 ]] || targets=(pulumi kubernetes_provider etcd kwok kubernetes)
+  [[ ${#targets[@]} -gt 0 ]] || targets=(pulumi kubernetes_provider etcd kwok kubernetes actionlint)
   mkdir -p "$SET/bin" "$BUILDS" "$LOGS"
   lock
   cp "$here/versions.sh" "$SET/versions.sh"

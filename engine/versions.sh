@@ -14,3 +14,5 @@ PULUMI_KUBERNETES_SDK_MODULE=v4.25.0
 KUBERNETES_VERSION=v1.36.3
 ETCD_VERSION=v3.6.16
 KWOK_VERSION=v0.8.0
+# The workflows' linter, run by `make actionlint` (and .ci/run) on .github/workflows.
+ACTIONLINT_VERSION=v1.7.12

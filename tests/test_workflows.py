@@ -9,6 +9,7 @@ import subprocess
 import pytest
 import yaml
 
+from engine.cache import BIN
 from tests.stacks import ROOT
 
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -113,3 +114,19 @@ def test_up_starts_an_agent_only_for_a_stack_whose_key_comes_from_one(tmp_path):
                    check=True)
     written, held = key_step(tmp_path, (tmp_path / "k").read_text())
     assert written == f"SSH_AUTH_SOCK={tmp_path}/agent.sock\n" and "deploy (ED25519)" in held
+
+
+ACTIONLINT = BIN / "actionlint"
+
+
+@pytest.mark.skipif(not ACTIONLINT.exists(), reason="actionlint is built by make engine (.ci/run runs make actionlint)")
+def test_actionlint_finds_nothing_in_the_workflows_and_does_find_a_broken_one(tmp_path):
+    clean = subprocess.run([str(ACTIONLINT), "-no-color", "-oneline"], cwd=ROOT, capture_output=True, text=True)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    broken = tmp_path / ".github" / "workflows"
+    broken.mkdir(parents=True)
+    text = (WORKFLOWS / "up.yml").read_text().replace("timeout-minutes:", "timeout-minute:", 1)
+    (broken / "up.yml").write_text(text)
+    found = subprocess.run([str(ACTIONLINT), "-no-color", "-oneline", str(broken / "up.yml")], capture_output=True,
+                           text=True)
+    assert found.returncode == 1 and 'unexpected key "timeout-minute"' in found.stdout, found.stdout
