@@ -9,6 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STACK ?= dev
 K ?=
+JSON ?=
 EXTRA_RESOURCES ?=
 PLACEHOLDER_SECRETS ?=
 STAMP := $(VENV)/.requirements-installed
