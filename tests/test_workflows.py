@@ -31,13 +31,31 @@ def test_the_stack_list_is_the_stack_files(tmp_path):
     assert stacks(tmp_path) == ["lab-2", "prod"]
 
 
+def test_the_workflows_leave_the_examples_out_and_take_a_copy_made_as_the_docs_say(tmp_path):
+    for name in ("Pulumi.yaml", "Pulumi.dev.yaml", "Pulumi.prod.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    recipe = re.search(r"^(sed -i '1.*?) Pulumi\.lab\.yaml", (ROOT / "docs" / "stack-config.md").read_text(),
+                       re.MULTILINE).group(1)
+    shutil.copy(ROOT / "Pulumi.prod.yaml", tmp_path / "Pulumi.lab.yaml")
+    subprocess.run(["bash", "-c", f"{recipe} Pulumi.lab.yaml"], cwd=tmp_path, check=True)
+    deployed = subprocess.run(["bash", str(ROOT / ".ci" / "stacks"), str(tmp_path), "--deployed"], capture_output=True,
+                              text=True, check=True, env={"PATH": "/usr/bin:/bin"})
+    assert json.loads(deployed.stdout) == ["lab"]
+    assert "stacks: dev left out: Pulumi.dev.yaml is an example" in deployed.stderr
+    assert "stacks: prod left out" in deployed.stderr
+    asked = subprocess.run(["bash", str(ROOT / ".ci" / "stacks"), str(tmp_path), "--deployed"], capture_output=True,
+                           text=True, check=True, env={"PATH": "/usr/bin:/bin", "ASCEND_NPU_EXAMPLE_STACKS": "true"})
+    assert json.loads(asked.stdout) == ["dev", "lab", "prod"] == stacks(tmp_path)
+
+
 @pytest.mark.parametrize("name, job", [("preview.yml", "preview"), ("up.yml", "up")])
 def test_matrices_come_from_the_stack_files_and_the_runner_from_a_variable(name, job):
     workflow = yaml.safe_load((WORKFLOWS / name).read_text())
     listed = workflow["jobs"]["stacks"]
-    assert "bash .ci/stacks" in listed["steps"][-1]["run"]
+    assert "bash .ci/stacks --deployed" in listed["steps"][-1]["run"]
+    assert listed["steps"][-1]["env"]["ASCEND_NPU_EXAMPLE_STACKS"] == "${{ vars.ASCEND_NPU_EXAMPLE_STACKS }}"
     runs = workflow["jobs"][job]
-    assert runs["needs"] == "stacks"
+    assert runs["needs"] == "stacks" and runs["if"] == "needs.stacks.outputs.stacks != '[]'"
     assert runs["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
     assert "vars.ASCEND_NPU_RUNNER" in runs["runs-on"] and "ubuntu-24.04" in runs["runs-on"]
     assert "[dev, prod]" not in (WORKFLOWS / name).read_text()

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import ipaddress
 import re
 from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Optional
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import Field, StringConstraints, ValidationInfo, field_validator
 
 from components.config.base import DNS_LABEL, DNS_SUBDOMAIN, LOGIN_NAME, SpecModel
 from components.config.redact import preview
@@ -60,6 +62,37 @@ def host_key(value: Optional[str]) -> Optional[str]:
         return " ".join(parts[:2])
     raise ValueError("not an SSH public host key; write the line `ssh-keyscan -t ed25519 <address>` "
                      "prints, for example 'ssh-ed25519 AAAAC3Nza...'")
+
+
+def scanned_for(value: str, where: Optional[str], field: str) -> None:
+    """An `ssh-keyscan` line names the host it was scanned from: it must be WHERE, the address FIELD gives (known_hosts
+    format, OpenSSH's hostfile.c and ssh-keyscan.c: `host`, `[host]:port`, comma-separated names, or HASH_MAGIC
+    `|1|salt|hmac` (host_hash: HMAC-SHA1 of the host) under -H)."""
+    parts = value.split()
+    if where is None or len(parts) != 3 or HOST_KEY.match(" ".join(parts[:2])):
+        return
+    scanned = parts[0]
+    if scanned.startswith("|1|"):
+        salt, _, digest = scanned[3:].partition("|")
+        try:
+            mac = hmac.new(base64.b64decode(salt), where.encode(), hashlib.sha1).digest()
+            matches = hmac.compare_digest(mac, base64.b64decode(digest))
+        except (binascii.Error, ValueError):
+            matches = False
+        if not matches:
+            raise ValueError(f"the line's hashed host is not {field} {where} (or was scanned on a port other than "
+                             f"22); paste the unhashed line of `ssh-keyscan -t ed25519 {where}`")
+        return
+    names = []
+    for name in scanned.split(","):
+        name = name[1:].split("]:", 1)[0] if name.startswith("[") else name
+        try:
+            names.append(address(name))
+        except ValueError:
+            names.append(name.lower())
+    if where not in names:
+        raise ValueError(f"the line is ssh-keyscan's for {preview(scanned)}, not for {field} {where}: pin this "
+                         f"host's own key (`ssh-keyscan -t ed25519 {where}`)")
 
 
 def blob_problem(label: str, blob: str) -> Optional[str]:
@@ -118,7 +151,12 @@ class Bastion(SpecModel):
     host_key: str = Field(description="Pinned public host key of the bastion (`ssh-keyscan` output).")
 
     _host = field_validator("host")(classmethod(lambda cls, v: address(v)))
-    _key = field_validator("host_key")(classmethod(lambda cls, v: host_key(v)))
+
+    @field_validator("host_key")
+    @classmethod
+    def _key(cls, value: str, info: ValidationInfo) -> Optional[str]:
+        scanned_for(value, info.data.get("host"), "the bastion's host")
+        return host_key(value)
 
 
 class Ssh(SpecModel):
@@ -159,7 +197,12 @@ class Node(SpecModel):
                                           "steps keep their state (nothing is uninstalled or installed again).")
 
     _address = field_validator("address")(classmethod(lambda cls, v: address(v)))
-    _key = field_validator("host_key")(classmethod(lambda cls, v: host_key(v)))
+
+    @field_validator("host_key")
+    @classmethod
+    def _key(cls, value: str, info: ValidationInfo) -> Optional[str]:
+        scanned_for(value, info.data.get("address"), "this node's address")
+        return host_key(value)
 
 
 @dataclass(frozen=True)
