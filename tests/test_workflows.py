@@ -148,3 +148,46 @@ def test_actionlint_finds_nothing_in_the_workflows_and_does_find_a_broken_one(tm
     found = subprocess.run([str(ACTIONLINT), "-no-color", "-oneline", str(broken / "up.yml")], capture_output=True,
                            text=True)
     assert found.returncode == 1 and 'unexpected key "timeout-minute"' in found.stdout, found.stdout
+
+
+EXPRESSION = re.compile(r"\$\{\{\s*(secrets|vars|runner)\.([A-Za-z_]+)\s*\}\}")
+
+
+def run_steps(name: str, tmp_path, secrets: dict[str, str], variables: dict[str, str]) -> list[tuple[str, str]]:
+    """Each job's `run:` steps in the order the workflow runs them, as a runner would (bash -e, the step's env with
+    its secrets and variables, GITHUB_OUTPUT, GITHUB_ENV, RUNNER_TEMP); a step that `uses:` an action is listed as
+    not run here. Returns (job, what happened) per step."""
+    workflow = yaml.safe_load((WORKFLOWS / name).read_text())
+    values = {"secrets": secrets, "vars": variables, "runner": {"temp": str(tmp_path)}}
+    ran = []
+    for job_name, job in workflow["jobs"].items():
+        for step in job["steps"]:
+            if "run" not in step:
+                ran.append((job_name, f"uses {step['uses'].split('@')[0]}"))
+                continue
+            env = {"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(tmp_path), "RUNNER_TEMP": str(tmp_path),
+                   "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_ENV": str(tmp_path / "env")}
+            for key, value in (step.get("env") or {}).items():
+                env[key] = EXPRESSION.sub(lambda m: values[m[1]].get(m[2], ""), str(value))
+            done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=ROOT, env=env, capture_output=True,
+                                  text=True, timeout=600)
+            assert done.returncode == 0, (name, job_name, step.get("name"), done.stderr)
+            ran.append((job_name, f"ran {step['run'].strip().splitlines()[0]}"))
+    return ran
+
+
+@pytest.mark.parametrize("name", ["preview.yml", "up.yml"])
+def test_every_step_that_can_run_here_runs_in_the_workflows_order(name, tmp_path):
+    ran = run_steps(name, tmp_path, {"KUBECONFIG": "apiVersion: v1"}, {})
+    assert (tmp_path / "output").read_text() == "stacks=[]\n"  # the examples, left out unless asked for
+    job = "preview" if name == "preview.yml" else "up"
+    wanted = [("stacks", "uses actions/checkout"), ("stacks", 'ran echo "stacks=$(bash .ci/stacks --deployed)'),
+              (job, "uses actions/checkout"), (job, "uses actions/setup-python"), (job, "ran make venv"),
+              (job, "ran install -m 600 /dev/null"), (job, "uses pulumi/actions")]
+    assert len(ran) == len(wanted) and all(j == wj and what.startswith(w) for (j, what), (wj, w) in zip(ran, wanted)), \
+        ran
+    assert (tmp_path / "kubeconfig").read_text() == "apiVersion: v1"
+    assert not (tmp_path / "env").exists() or "SSH_AUTH_SOCK" not in (tmp_path / "env").read_text()
+    (tmp_path / "output").unlink()
+    run_steps(name, tmp_path, {"KUBECONFIG": "apiVersion: v1"}, {"ASCEND_NPU_EXAMPLE_STACKS": "true"})
+    assert (tmp_path / "output").read_text() == 'stacks=["dev","prod"]\n'
