@@ -9,6 +9,8 @@ from components.drain.pods import name_of
 from components.kubeapi.client import Api, ApiError
 
 RETRY = 5.0  # seconds between tries of a refused eviction, as `kubectl drain` waits between its own
+# The cause a Status carries when the Pod's namespace is being deleted (k8s.io/api core/v1 NamespaceTerminatingCause).
+NAMESPACE_TERMINATING = "NamespaceTerminating"
 
 
 class DrainFailed(RuntimeError):
@@ -37,14 +39,19 @@ def _gone(api: Api, pod: dict) -> bool:
 
 
 def _ask(api: Api, pod: dict, progress: Progress, say: Callable[[str], None]) -> bool:
-    """One eviction request; True once the API server accepted it (or the Pod is gone)."""
+    """One eviction request; True once the API server accepted it (or the Pod is gone, or going)."""
     meta, name = pod["metadata"], name_of(pod)
     try:
         api.post(f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/eviction", _eviction(pod))
     except ApiError as err:
-        if err.status == 404:
+        # As kubectl v0.36.3 pkg/drain/drain.go evictPods (lines 308-328): 404 done; 429 (a budget says no) retried;
+        # 403 NamespaceTerminating awaited (a Pod already deleted is then waited for, else retried); anything else,
+        # such as 500 for a Pod under several budgets, which no wait fixes, fails at once. One difference: no answer
+        # at all (0) is retried, so a connection lost during a long drain does not fail the upgrade.
+        terminating_namespace = err.status == 403 and NAMESPACE_TERMINATING in err.causes
+        if err.status == 404 or (terminating_namespace and meta.get("deletionTimestamp")):
             return True
-        if err.status in (429, 500, 0):  # 429: a budget says no; 500: several budgets; 0: no answer this time
+        if err.status in (429, 0) or terminating_namespace:
             if progress.refused.get(name) != err.message:
                 say(f"eviction of {name} refused, retrying every {RETRY:.0f} s: {err.message}")
             progress.refused[name] = err.message
@@ -56,8 +63,9 @@ def _ask(api: Api, pod: dict, progress: Progress, say: Callable[[str], None]) ->
     return True
 
 
-def evict_all(api: Api, pods: list[dict], deadline: float, say: Callable[[str], None]) -> Progress:
-    """Evict every Pod and wait until each is gone, or raise DrainFailed at the deadline (monotonic seconds)."""
+def evict_all(api: Api, pods: list[dict], deadline: float, say: Callable[[str], None],
+              clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Progress:
+    """Evict every Pod and wait until each is gone, or raise DrainFailed at the deadline (CLOCK's seconds)."""
     progress, waiting, asked = Progress(), list(pods), set()
     while waiting:
         for pod in list(waiting):
@@ -69,11 +77,11 @@ def evict_all(api: Api, pods: list[dict], deadline: float, say: Callable[[str], 
                 say(f"{name} is gone")
         if not waiting:
             break
-        if time.monotonic() >= deadline:
+        if clock() >= deadline:
             raise DrainFailed("; ".join(
                 f"{name_of(p)} " + ("still terminating" if name_of(p) in asked
                                     else f"not evicted: {progress.refused.get(name_of(p), 'no answer')}")
                 for p in waiting))
         pause = RETRY if any(name_of(p) not in asked for p in waiting) else 1.0
-        time.sleep(max(0.1, min(pause, deadline - time.monotonic())))
+        sleep(max(0.1, min(pause, deadline - clock())))
     return progress

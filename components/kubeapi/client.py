@@ -19,9 +19,9 @@ MERGE_PATCH = "application/merge-patch+json"
 class ApiError(RuntimeError):
     """A non-2xx answer, or no answer at all (status 0), with the server's own message."""
 
-    def __init__(self, status: int, message: str, reason: str = ""):
+    def __init__(self, status: int, message: str, reason: str = "", causes: tuple[str, ...] = ()):
         super().__init__(f"HTTP {status}: {message}" if status else message)
-        self.status, self.message, self.reason = status, message, reason
+        self.status, self.message, self.reason, self.causes = status, message, reason, causes
 
 
 def _ssl_context(endpoint: Endpoint) -> ssl.SSLContext:
@@ -103,6 +103,8 @@ def _api_error(status: int, text: str) -> ApiError:
     """The Status object's message and reason when the server sent one, else the text itself."""
     try:
         doc = json.loads(text)
-        return ApiError(status, doc.get("message") or text[:400], doc.get("reason") or "")
-    except ValueError:
+        causes = tuple(c.get("reason", "") for c in ((doc.get("details") or {}).get("causes") or [])
+                       if isinstance(c, dict))
+        return ApiError(status, doc.get("message") or text[:400], doc.get("reason") or "", causes)
+    except (ValueError, AttributeError):
         return ApiError(status, text[:400])
