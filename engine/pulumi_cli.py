@@ -1,6 +1,7 @@
 """The Pulumi CLI that `make engine` built, run offline and hermetic, with this program served to it."""
 from __future__ import annotations
 
+import filecmp
 import json
 import os
 import re
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from engine.cache import BIN, PULUMI_HOME, REPO, SET, file_sha256, locked
+from engine.cache import BIN, PULUMI_HOME, REPO, SET, locked
 
 POLICY_LAUNCHER = REPO / "engine" / "run-policy-pack"
 
@@ -61,15 +62,12 @@ def install_plugins() -> None:
     with locked():
         for name, version, binary in wanted:
             target = PULUMI_HOME / "plugins" / f"resource-{name}-v{version}" / f"pulumi-resource-{name}"
-            stamp = SET / "stamps" / f"plugin-{name}@{version}"
-            digest = file_sha256(binary)
-            if target.exists() and stamp.exists() and stamp.read_text() == digest and file_sha256(target) == digest:
+            # The registered copy is the binary, byte for byte (a copy cut short by a killed install is made again).
+            if target.exists() and filecmp.cmp(target, binary, shallow=False):
                 print(f"engine: plugin {name} {version}: registered")
                 continue
             subprocess.run([str(BIN / "pulumi"), "plugin", "install", "resource", name, version, "--file",
                             str(binary)], env=env, check=True, capture_output=True, text=True)
-            stamp.parent.mkdir(parents=True, exist_ok=True)
-            stamp.write_text(digest)
             print(f"engine: plugin {name} {version}: registered from {binary.name}")
     version = subprocess.run([str(BIN / "pulumi"), "version"], env=env, capture_output=True, text=True).stdout.strip()
     print(f"engine: pulumi CLI {version} at {BIN / 'pulumi'}")

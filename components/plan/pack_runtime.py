@@ -8,6 +8,7 @@ interpreter, so a missing or broken environment is named here, with its fix, bef
 """
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -56,13 +57,20 @@ def pack_python(pack_dir: Path) -> str:
             raise PolicyPackError(f"{_shown(manifest)} runs the pack in {where}, which does not exist, so "
                                   f"`pulumi preview --policy-pack {_shown(pack_dir)}` would wait for ever at "
                                   f"\"Loading policy packs\": {_fix(pack_dir, venv)}")
+    problem = _load_problem(python)
+    if problem:
+        raise PolicyPackError(f"{_shown(manifest)} runs the pack in {where}, {problem}: {_fix(pack_dir, venv)}")
+    return python
+
+
+@functools.lru_cache(maxsize=None)
+def _load_problem(python: str) -> str | None:
+    """Why PYTHON cannot run the pack, or None; asked once per interpreter in a process (a plan per test)."""
     try:
         done = subprocess.run([python, "-c", NEEDED], capture_output=True, text=True, timeout=120)
     except OSError as exc:
-        raise PolicyPackError(f"{_shown(manifest)} runs the pack in {where}, whose python does not start "
-                              f"({exc.strerror}): {_fix(pack_dir, venv)}") from None
+        return f"whose python does not start ({exc.strerror})"
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise PolicyPackError(f"{_shown(manifest)} runs the pack in {where}, which cannot load the pack's "
-                              f"requirements ({last}): {_fix(pack_dir, venv)}")
-    return python
+        return f"which cannot load the pack's requirements ({last})"
+    return None
