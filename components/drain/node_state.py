@@ -6,6 +6,7 @@ from typing import Optional
 from components.kubeapi.client import Api
 
 STATE = "ascend-npu.io/upgrade-state"
+SINCE = "ascend-npu.io/upgrade-state-since"
 # Set only when the drain cordoned the node itself, so a node someone else cordoned stays cordoned after.
 CORDONED_BY = "ascend-npu.io/cordoned-by"
 OWNER = "ascend-npu"
