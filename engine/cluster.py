@@ -7,9 +7,9 @@ from pathlib import Path
 
 import yaml
 
+from components.kubeapi.client import Api, wait_for
 from engine.cache import KWOK_STAGES, REPO
 from engine.control_plane import ControlPlane
-from engine.kube import Kube, wait_for
 from engine.pulumi_cli import versions
 
 CRD_DIR = REPO / "tests" / "schemas" / "prometheus-operator-v0.93.0"  # vendored, with its source and licence
@@ -44,7 +44,7 @@ def simulated_node(node: dict) -> dict:
     }
 
 
-def prepare(kube: Kube) -> None:
+def prepare(kube: Api) -> None:
     """The CRDs and namespaces a user's cluster already has."""
     for name in PREEXISTING_NAMESPACES:
         kube.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
@@ -57,7 +57,7 @@ def prepare(kube: Kube) -> None:
             .get("status", {}).get("conditions") or []), 60)
 
 
-def register_nodes(kube: Kube, nodes: list[dict]) -> None:
+def register_nodes(kube: Api, nodes: list[dict]) -> None:
     """Each node registered (as its kubelet would) and Ready under kwok."""
     for node in nodes:
         kube.create("/api/v1/nodes", simulated_node(node))

@@ -8,11 +8,12 @@ import socket
 import subprocess
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from components.kubeapi.client import Api, wait_for
+from components.kubeapi.kubeconfig import pki_endpoint
 from engine.cache import BIN
-from engine.kube import Kube, wait_for
 from engine.pki import make_pki, write_kubeconfig
 
 SERVICE_CIDR = "10.96.0.0/16"
@@ -38,6 +39,9 @@ class ControlPlane:
 
     home: Path
     context: str = "ascend-npu-local"
+    # Extra kube-apiserver flags (an authenticator a scenario serves, say).
+    apiserver_args: tuple[str, ...] = ()
+    _api: Api | None = field(default=None, init=False, repr=False)
 
     @property
     def pki(self) -> Path:
@@ -50,8 +54,12 @@ class ControlPlane:
     def ports(self) -> dict:
         return json.loads((self.home / "ports.json").read_text())
 
-    def kube(self) -> Kube:
-        return Kube(f"https://127.0.0.1:{self.ports()['apiserver']}", self.pki)
+    def kube(self) -> Api:
+        """The API server as its admin, through the client the program itself uses (one per server address)."""
+        server = f"https://127.0.0.1:{self.ports()['apiserver']}"
+        if self._api is None or self._api.endpoint.server != server:
+            self._api = Api(pki_endpoint(server, self.pki, context=self.context))
+        return self._api
 
     def running(self) -> list[str]:
         """The components whose recorded process is alive."""
@@ -117,7 +125,7 @@ class ControlPlane:
             f"--service-account-signing-key-file={pki / 'sa.key'}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             "--authorization-mode=Node,RBAC", "--allow-privileged=true", f"--service-cluster-ip-range={SERVICE_CIDR}",
-            "--endpoint-reconciler-type=none", f"--cert-dir={pki}", "--v=1"])
+            "--endpoint-reconciler-type=none", f"--cert-dir={pki}", "--v=1", *self.apiserver_args])
 
     def _start_controllers(self, ports: dict) -> None:
         pki = self.pki

@@ -2,16 +2,14 @@
 from __future__ import annotations
 
 import base64
-import json
 import os
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 import yaml
 
-EXEC_TIMEOUT = 60
+from components.kubeapi.exec_plugin import Credentials, ExecPlugin, PluginError, cluster_info
 
 
 class KubeconfigError(RuntimeError):
@@ -30,6 +28,31 @@ class Endpoint:
     key_pem: Optional[str] = None
     token: Optional[str] = field(default=None, repr=False)
     basic: Optional[tuple[str, str]] = field(default=None, repr=False)
+    plugin: Optional[ExecPlugin] = field(default=None, repr=False, compare=False)
+
+    def credentials(self) -> Credentials:
+        """The exec plugin's current credential, or the kubeconfig's own."""
+        if self.plugin is None:
+            return Credentials(token=self.token, cert_pem=self.cert_pem, key_pem=self.key_pem)
+        try:
+            return self.plugin.credentials()
+        except PluginError as err:
+            raise exec_failed(self.context, self.plugin.command, err) from None
+
+    def refreshed(self, used: Credentials) -> Optional[Credentials]:
+        """After a 401 with USED: the plugin's next credential, or None when there is no plugin to ask."""
+        if self.plugin is None:
+            return None
+        try:
+            return self.plugin.refresh(used)
+        except PluginError as err:
+            raise exec_failed(self.context, self.plugin.command, err) from None
+
+
+def pki_endpoint(server: str, pki: Path, user: str = "admin", context: str = "local") -> Endpoint:
+    """SERVER reached with PEM files in PKI: ca.crt, and USER.crt with USER.key."""
+    return Endpoint(context=context, server=server.rstrip("/"), ca_pem=(pki / "ca.crt").read_text(),
+                    cert_pem=(pki / f"{user}.crt").read_text(), key_pem=(pki / f"{user}.key").read_text())
 
 
 def kubeconfig_files(env: Optional[dict] = None) -> list[Path]:
@@ -94,11 +117,14 @@ def load_endpoint(context: Optional[str] = None, env: Optional[dict] = None) -> 
                             basic=(user["username"], user.get("password", "")) if user.get("username") else None)
     except (OSError, ValueError) as err:
         raise KubeconfigError(f"context {name!r}: {err}") from None
-    if user.get("exec"):
-        return _with_exec(endpoint, user["exec"], name)
+    if user.get("exec") and user.get("auth-provider"):
+        raise KubeconfigError(f"context {name!r}: its user has both exec and auth-provider; keep one")
     if user.get("auth-provider"):
         raise KubeconfigError(f"context {name!r}: auth-provider {user['auth-provider'].get('name')!r} is not "
                               "supported; use an exec credential plugin or a token")
+    # As client-go: a token, a username or a client pair in the kubeconfig wins over the plugin.
+    if user.get("exec") and not (endpoint.token or endpoint.basic or (endpoint.cert_pem and endpoint.key_pem)):
+        return _with_exec(endpoint, user["exec"], cluster)
     return endpoint
 
 
@@ -111,21 +137,16 @@ def _token(user: dict, base: Path) -> Optional[str]:
     return None
 
 
-def _with_exec(endpoint: Endpoint, spec: dict, context: str) -> Endpoint:
-    """An exec credential plugin's answer (client.authentication.k8s.io ExecCredential): a token or a client pair."""
-    env = {**os.environ, **{e["name"]: e["value"] for e in spec.get("env") or []}}
-    request = {"apiVersion": spec.get("apiVersion", "client.authentication.k8s.io/v1"), "kind": "ExecCredential",
-               "spec": {"interactive": False}}
-    env["KUBERNETES_EXEC_INFO"] = json.dumps(request)
+def _with_exec(endpoint: Endpoint, spec: dict, cluster: dict) -> Endpoint:
+    """The endpoint with its plugin, run once now so that a broken one stops before any work starts."""
     try:
-        done = subprocess.run([spec["command"], *(spec.get("args") or [])], env=env, capture_output=True,
-                              text=True, timeout=EXEC_TIMEOUT, stdin=subprocess.DEVNULL)
-        status = json.loads(done.stdout).get("status") or {} if done.returncode == 0 else None
-    except (OSError, subprocess.TimeoutExpired, ValueError, KeyError) as err:
-        raise KubeconfigError(f"context {context!r}: exec credential plugin failed: {err}") from None
-    if status is None:
-        raise KubeconfigError(f"context {context!r}: exec credential plugin {spec['command']!r} exited "
-                              f"{done.returncode}: {done.stderr.strip()[:300]}")
-    return Endpoint(**{**endpoint.__dict__, "token": status.get("token") or endpoint.token,
-                       "cert_pem": status.get("clientCertificateData") or endpoint.cert_pem,
-                       "key_pem": status.get("clientKeyData") or endpoint.key_pem})
+        plugin = ExecPlugin(spec, cluster_info(cluster, endpoint.server, endpoint.ca_pem))
+        plugin.credentials()
+    except PluginError as err:
+        raise exec_failed(endpoint.context, spec.get("command"), err) from None
+    return Endpoint(**{**endpoint.__dict__, "plugin": plugin})
+
+
+def exec_failed(context: str, command: Optional[str], err: Exception) -> KubeconfigError:
+    """The error a failed plugin run gives: the context, the plugin and why."""
+    return KubeconfigError(f"context {context!r}: exec credential plugin {command!r}: {err}")

@@ -75,11 +75,12 @@ def test_an_exec_credential_plugin_gives_the_token(tmp_path):
     plugin.chmod(plugin.stat().st_mode | stat.S_IEXEC)
     doc = admin_conf()
     doc["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin),
-                                        "env": [{"name": "CLUSTER", "value": "prod"}], "args": []}}
+                                        "env": [{"name": "CLUSTER", "value": "prod"}], "args": [],
+                                        "interactiveMode": "Never"}}
     endpoint = load_endpoint(None, {"KUBECONFIG": str(write(tmp_path / "k", doc))})
-    assert endpoint.token == "exec-token" and endpoint.cert_pem is None
+    assert endpoint.credentials().token == "exec-token" and endpoint.credentials().cert_pem is None
     doc["users"][0]["user"]["exec"]["env"] = []
-    with pytest.raises(KubeconfigError, match="exited 7"):
+    with pytest.raises(KubeconfigError, match="get-token failed with exit code 7"):
         load_endpoint(None, {"KUBECONFIG": str(write(tmp_path / "k", doc))})
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import yaml
 
+from components.kubeapi.client import Api
 from engine.cache import REPO
-from engine.kube import Kube
 
 NAMESPACE = "kube-system"
 # Where each tool's rules are written for users: (page under docs/, the heading its `rules:` block follows).
@@ -24,7 +24,7 @@ def docs_rules(where: tuple[str, str]) -> list[dict]:
     return yaml.safe_load(block.group(1))["rules"]
 
 
-def kubeconfig_for(kube: Kube, name: str, rules: list[dict], server: str, ca: Path, folder: Path,
+def kubeconfig_for(kube: Api, name: str, rules: list[dict], server: str, ca: Path, folder: Path,
                    context: str = "") -> Path:
     """A ServiceAccount NAME with a ClusterRole of RULES bound to it, and a kubeconfig holding a short-lived token
     (its context named CONTEXT, default NAME)."""

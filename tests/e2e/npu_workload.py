@@ -7,7 +7,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from engine.kube import Kube, wait_for
+from components.kubeapi.client import Api, wait_for
 
 WORKLOADS = "npu-workloads"
 APP = "train"
@@ -20,7 +20,7 @@ STEP_LINE = re.compile(r"^ [-+~]+\s+\S+ (\S+) (create|update|delete|replace)\b",
 REQUESTS = re.compile(r'^apiserver_request_total\{([^}]*)\} (\d+)$', re.MULTILINE)
 
 
-def run_npu_pod(kube: Kube, node: str, resource: str, name: str) -> dict:
+def run_npu_pod(kube: Api, node: str, resource: str, name: str) -> dict:
     """A Pod bound to NODE asking for one NPU, Running under kwok; returns it."""
     kube.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": WORKLOADS}})
     kube.create(f"/api/v1/namespaces/{WORKLOADS}/pods", {
@@ -31,16 +31,16 @@ def run_npu_pod(kube: Kube, node: str, resource: str, name: str) -> dict:
     return wait_for(f"pod {name} Running on {node}", lambda: _running(kube, name), 120)
 
 
-def _running(kube: Kube, name: str) -> dict | None:
+def _running(kube: Api, name: str) -> dict | None:
     pod = kube.find(f"/api/v1/namespaces/{WORKLOADS}/pods/{name}")
     return pod if pod and pod.get("status", {}).get("phase") == "Running" else None
 
 
-def pod(kube: Kube, name: str) -> dict | None:
+def pod(kube: Api, name: str) -> dict | None:
     return kube.find(f"/api/v1/namespaces/{WORKLOADS}/pods/{name}")
 
 
-def guard(kube: Kube, min_available: int) -> None:
+def guard(kube: Api, min_available: int) -> None:
     """The budget of the training Pods: with 1 and one Pod, no eviction is allowed; with 0, any is."""
     path = f"/apis/policy/v1/namespaces/{WORKLOADS}/poddisruptionbudgets"
     if kube.find(f"{path}/{APP}") is None:
@@ -51,14 +51,14 @@ def guard(kube: Kube, min_available: int) -> None:
     wait_for(f"budget {APP} observed at {min_available}", lambda: _observed(kube, path, min_available), 60)
 
 
-def _observed(kube: Kube, path: str, min_available: int) -> bool:
+def _observed(kube: Api, path: str, min_available: int) -> bool:
     pdb = kube.get(f"{path}/{APP}")
     status = pdb.get("status") or {}
     return status.get("observedGeneration") == pdb["metadata"]["generation"] and \
         (status.get("disruptionsAllowed", 0) == 0) == (min_available > 0)
 
 
-def evictions_refused(kube: Kube) -> int:
+def evictions_refused(kube: Api) -> int:
     """How many evictions the API server has refused with 429 (a budget said no) since it started."""
     return sum(int(count) for labels, count in REQUESTS.findall(kube.text("/metrics"))
                if 'subresource="eviction"' in labels and 'code="429"' in labels)

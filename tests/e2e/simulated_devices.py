@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from components.cluster.common.node_labels import RESOURCE_NAMES
-from engine.kube import ApiError, Kube
+from components.kubeapi.client import Api, ApiError
 from testkit.fakenode.sandbox import unix_socket
 
 PLUGIN_LABEL = "app.kubernetes.io/component=device-plugin"
@@ -23,7 +23,7 @@ PLUGIN_LABEL = "app.kubernetes.io/component=device-plugin"
 class DeviceAdvertiser(threading.Thread):
     """Keeps each stack node's NPU resource in line with its device plugin pod, every `interval` seconds."""
 
-    def __init__(self, kube: Kube, nodes: Callable[[], list[dict]], namespace: str, interval: float = 1.0,
+    def __init__(self, kube: Api, nodes: Callable[[], list[dict]], namespace: str, interval: float = 1.0,
                  roots: Optional[dict[str, Path]] = None):
         super().__init__(name="simulated-device-manager", daemon=True)
         self.kube, self.nodes, self.namespace, self.interval = kube, nodes, namespace, interval

@@ -69,7 +69,7 @@ def test_the_cluster_renamed_keeps_every_node_installed_and_labelled(world: Worl
         assert world.uninstalls(name) == [] and world.installed(name, "driver") == NEW["driver"], name
         assert world.node_labels(name).get(READY) == "true", name
     assert world.install_counts(FIRST_THREE) == before
-    assert len(world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets")) == 4
+    assert len(list(world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets"))) == 4
 
 
 @pytest.mark.milestone("cluster-renamed", leaves="node-moved")

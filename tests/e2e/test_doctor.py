@@ -17,8 +17,8 @@ import pytest
 from components.cluster.common.node_labels import RESOURCE_NAMES
 from components.doctor.findings import CLUSTER, Finding, human
 from components.drain.node_state import STATE
+from components.kubeapi.client import wait_for
 from engine.cache import REPO
-from engine.kube import wait_for
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import OLD
 from tests.e2e import npu_workload as work
@@ -124,8 +124,8 @@ def test_a_device_plugin_that_registers_nothing(world: World):
 
 
 def plugin_pod(world: World, node: str) -> dict:
-    pods = world.kube.items(f"/api/v1/namespaces/{NAMESPACE}/pods?labelSelector=app.kubernetes.io/component%3D"
-                            f"device-plugin&fieldSelector=spec.nodeName%3D{node}")
+    pods = list(world.kube.items(f"/api/v1/namespaces/{NAMESPACE}/pods?labelSelector=app.kubernetes.io/component%3D"
+                                 f"device-plugin&fieldSelector=spec.nodeName%3D{node}"))
     assert len(pods) == 1, pods
     return pods[0]
 

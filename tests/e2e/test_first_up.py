@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from components.cluster.common.node_labels import ACCELERATOR, READY, RESOURCE_NAMES
+from components.kubeapi.client import wait_for
 from components.plan.stack_plan import plan
-from engine.kube import wait_for
 from engine.pulumi_cli import versions
 from tests.e2e.milestones import CANARY, SECOND, THIRD
 from tests.e2e.world import NAMESPACE, STACK, World

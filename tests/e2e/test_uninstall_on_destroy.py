@@ -59,4 +59,4 @@ def test_destroy_uninstalls_and_removes_labels_and_objects(world: World):
         assert READY not in world.node_labels(name)
     assert world.kube.find(f"/api/v1/namespaces/{NAMESPACE}") is None or \
         world.kube.get(f"/api/v1/namespaces/{NAMESPACE}")["status"].get("phase") == "Terminating"
-    assert world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets") == []
+    assert list(world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets")) == []

@@ -16,8 +16,8 @@ import pytest
 
 from components.cluster.common.node_labels import READY, RESOURCE_NAMES
 from components.drain.node_state import CORDONED_BY, STATE
+from components.kubeapi.client import wait_for
 from engine.cache import REPO
-from engine.kube import wait_for
 from testkit.fakenode.packages import NEW, OLD
 from tests.e2e import milestones
 from tests.e2e import npu_workload as work

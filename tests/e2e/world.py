@@ -16,9 +16,9 @@ from typing import Optional
 
 import yaml
 
+from components.kubeapi.client import Api
 from engine.cache import BIN, REPO
 from engine.control_plane import ControlPlane
-from engine.kube import Kube
 from engine.pulumi_cli import ProgramHost, cli_env
 from testkit.fakenode import ascend_files
 from testkit.fakenode.node import FakeNode
@@ -69,7 +69,7 @@ class World:
         return self.project / f"Pulumi.{STACK}.yaml"
 
     @property
-    def kube(self) -> Kube:
+    def kube(self) -> Api:
         return self.plane.kube()
 
     def env(self) -> dict[str, str]:
