@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # doctor probe: reads what the doctor checks on a node and prints it in sections; changes nothing, writes nothing.
-# Every path is under ASCEND_ROOT (empty on a real host), as in the host steps.
+# It runs after lib.sh (the host steps' own, so versions are read as the verify step reads them) and the verify
+# step's parameters; every path is under ASCEND_ROOT (empty on a real host), as in the host steps.
 set -euo pipefail
-ROOT="${ASCEND_ROOT:-}"
-ASCEND="$ROOT/usr/local/Ascend"
+STEP_LOGS="${RUN_LOG%/*}"
+RUN_LOG=/dev/null # lib.sh logs every message of a step: the probe writes nothing on the node
 # The device plugin listens on <kubelet>/device-plugins/<Ascend910|Ascend310P|Ascend310>.sock (MindCluster
 # component/ascend-device-plugin/pkg/server/server.go createNetListener, v6.0.0 and v26.1.0).
 PLUGIN_DIR="$ROOT/var/lib/kubelet/device-plugins"
@@ -58,20 +59,39 @@ devices() {
   done
 }
 
+# Each kind's installed version as the verify step reads it (lib.sh installed_version), whether it is the wanted one
+# (lib.sh shows), and the version file it came from.
+versions() {
+  local kind kinds found paths
+  read -ra kinds <<<"$ASCEND_KINDS"
+  for kind in "${kinds[@]}"; do
+    found=$(installed_version "$kind")
+    if shows "$kind" "$found"; then section "version $kind yes"; else section "version $kind no"; fi
+    printf 'found=%s\nwanted=%s\n' "$found" "$(wanted_record "$kind")"
+    mapfile -t paths < <(version_files "$kind")
+    show_file "$kind" "${paths[@]}"
+  done
+}
+
+# For a support bundle: the steps' logs (run.log, each installer's <kind>.log), their last MiB each.
+step_logs() {
+  local path
+  show_file install.info "$ROOT/etc/ascend_install.info"
+  for path in "$STEP_LOGS"/*.log; do
+    [[ -f $path ]] || continue
+    section "log ${path##*/} ${path#"$ROOT"}"
+    tail -c 1048576 "$path" || true
+  done
+}
+
 main() {
-  local arch
-  arch=$(uname -m)
-  section "arch $arch"
+  section "arch $(uname -m)"
   npu_smi
-  show_file driver "$ASCEND/driver/version.info"
-  show_file firmware "$ASCEND/firmware/version.info"
-  show_file toolkit "$ASCEND/ascend-toolkit/latest/$arch-linux/ascend_toolkit_install.info" \
-    "$ASCEND/cann/$arch-linux/ascend_toolkit_install.info"
-  show_file kernels "$ASCEND/ascend-toolkit/latest/opp_kernel/version.info" "$ASCEND/cann/opp_kernel/version.info"
-  show_file dockerRuntime "$ASCEND/Ascend-Docker-Runtime/ascend_docker_runtime_install.info"
+  versions
   show_file daemon.json "$ROOT/etc/docker/daemon.json"
   containerd_config
   devices
+  if [[ ${DOCTOR_BUNDLE:-} == true ]]; then step_logs; fi
   section "end"
 }
 

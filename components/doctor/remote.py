@@ -11,9 +11,13 @@ from typing import Optional
 
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
+from components.host.commands import verify_parameters
+from components.host.script_set import SCRIPTS
 
 PROBE = Path(__file__).with_name("probe.sh")
 MARK = "==ascend-npu-doctor== "
+# Sections named by their first word and the next (`file driver PATH` is `file:driver`).
+NAMED = ("file", "version", "log")
 
 
 @dataclass
@@ -40,9 +44,9 @@ def parse(node: str, text: str) -> HostReport:
                 report.sections[name] = (words, "\n".join(lines).strip("\n"))
             parts = line[len(MARK):].split(None, 1)
             name, words, lines = parts[0] if parts else "", parts[1] if len(parts) > 1 else "", []
-            if name == "file":  # `file KIND PATH`: one section per kind
-                name, _, words = words.partition(" ")
-                name = f"file:{name}"
+            if name in NAMED:  # `file KIND PATH`: one section per kind
+                kind, _, words = words.partition(" ")
+                name = f"{name}:{kind}"
         elif name is not None:
             lines.append(line)
     if name is not None:
@@ -80,12 +84,21 @@ def ssh_command(spec: StackSpec, node: NodeSpec, folder: str, identity: Optional
     return ["ssh", *options, f"{ssh.user}@{node.address}", f"{sudo}bash -s"]
 
 
-def probe(spec: StackSpec, node: NodeSpec, identity: Optional[str], timeout: int) -> HostReport:
-    """Run the probe on NODE within TIMEOUT seconds; a report with `error` when it could not."""
+def probe_script(spec: StackSpec, node: NodeSpec, bundle: bool = False) -> str:
+    """The probe as it runs on NODE: the verify step's parameters, the host steps' lib.sh, then probe.sh."""
+    params = [*verify_parameters(spec, node), ("STEP", "doctor"), ("DOCTOR_BUNDLE", "true" if bundle else "false")]
+    assignments = "".join(f"{key}={shlex.quote(value)}\n" for key, value in params)
+    return assignments + (SCRIPTS / "lib.sh").read_text() + PROBE.read_text()
+
+
+def probe(spec: StackSpec, node: NodeSpec, identity: Optional[str], timeout: int, bundle: bool = False) -> HostReport:
+    """Run the probe on NODE within TIMEOUT seconds (BUNDLE: the step logs too); a report with `error` when it
+    could not."""
     with tempfile.TemporaryDirectory(prefix="ascend-npu-doctor-") as folder:
         words = ssh_command(spec, node, folder, identity, timeout)
         try:
-            done = subprocess.run(words, input=PROBE.read_text(), capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(words, input=probe_script(spec, node, bundle), capture_output=True, text=True,
+                                  timeout=timeout)
         except subprocess.TimeoutExpired:
             return HostReport(node.name, error=f"no answer over SSH within {timeout} s")
         except OSError as err:

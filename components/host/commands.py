@@ -61,6 +61,11 @@ def _inputs(spec: StackSpec, node: NodeSpec, staging_dir: str) -> Inputs:
                   _runtime_answer(spec), CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS, step_sha256("uninstall"))
 
 
+def verify_parameters(spec: StackSpec, node: NodeSpec) -> list[tuple[str, str]]:
+    """The verify step's parameters for NODE (the doctor's probe reads versions with exactly these)."""
+    return step_parameters("verify", _inputs(spec, node, DEFAULT_STAGING))
+
+
 def _digest(*parts: object) -> str:
     """A short hash that is the same on every run for the same parts."""
     return hashlib.sha256("\0".join(str(p) for p in parts).encode()).hexdigest()[:16]
