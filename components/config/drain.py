@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+from typing import Optional
+
 from pydantic import Field, field_validator
 
 from components.config.base import SpecModel
@@ -41,11 +43,29 @@ class Drain(SpecModel):
     pod_selector: str = Field("", description="Label selector of more Pods to evict besides those that request "
                                               "`huawei.com/Ascend*`, e.g. `app=inference`; DaemonSet Pods "
                                               "are never evicted.")
+    force: bool = Field(False, description="Also evict NPU Pods that declare no controller (as `kubectl drain "
+                                           "--force`): nothing recreates them. Default: such a Pod stops the drain, "
+                                           "named, and the node stays cordoned.")
+    delete_empty_dir_data: bool = Field(False, description="Also evict NPU Pods with emptyDir volumes, whose data "
+                                                           "is deleted with them (as `kubectl drain "
+                                                           "--delete-emptydir-data`). Default: such a Pod stops "
+                                                           "the drain, named.")
+    grace_period_seconds: Optional[int] = Field(None, description="Seconds each evicted Pod gets to stop (as "
+                                                                  "`kubectl drain --grace-period`); unset: each "
+                                                                  "Pod's own terminationGracePeriodSeconds.")
 
     @field_validator("timeout")
     @classmethod
     def _bounded(cls, value: int) -> int:
         return bounded_seconds(value, "a drain")
+
+    @field_validator("grace_period_seconds")
+    @classmethod
+    def _grace(cls, value: Optional[int]) -> Optional[int]:
+        if value is not None and not 0 <= value <= 24 * 3600:
+            raise ValueError(f"{value} s is no grace period; write seconds from 0 (stop at once) to 86400, or leave "
+                             "it out to keep each Pod's own")
+        return value
 
     @field_validator("pod_selector")
     @classmethod

@@ -1,28 +1,24 @@
-"""`python -m components.drain before-host|after-host|leave --node NAME`: one node's drain step, as `up` runs it.
+"""`python -m components.drain before-host|after-host|leave --contract 2 --node NAME`: one node's drain step.
 
 Runs on the machine that runs `pulumi up` (a local command of the stack), against the stack's kubeconfig context:
-KUBECONFIG or ~/.kube/config, `--context` as cluster.kubeContext. It needs, cluster-wide: get and patch nodes,
-list pods, create pods/eviction (the rules are in the README, "Upgrades that drain").
+KUBECONFIG or ~/.kube/config, `--context` as cluster.kubeContext. Its arguments, environment and last output line
+are the contract in components/drain/contract.py. The permissions it needs are in docs/host-layer.md.
 """
 from __future__ import annotations
 
-import argparse
 import functools
-import json
 import os
 import sys
 import time
 from datetime import datetime, timezone
-from typing import Optional
 
 from components.drain import node_state as state
+from components.drain.contract import ContractError, DrainCall, parse, previous_reason
 from components.drain.evict import DrainFailed, evict_all
-from components.drain.pods import name_of, npu_requests, to_evict
+from components.drain.node_events import record
+from components.drain.pods import chosen, name_of, npu_requests, select
 from components.kubeapi.client import Api, ApiError
 from components.kubeapi.kubeconfig import KubeconfigError, load_endpoint
-
-# What the host step will change that kills NPU work (set by the program, shown in `pulumi preview --diff`).
-REASON_ENV = "ASCEND_NPU_DRAIN_FOR"
 
 
 def say(step: str, node: str, text: str) -> None:
@@ -30,104 +26,119 @@ def say(step: str, node: str, text: str) -> None:
     print(f"{stamp} {step} {node}: {text}", flush=True)
 
 
-def previous_reason() -> Optional[str]:
-    """The reason the last successful run of this step drained for (its JSON line in the previous stdout)."""
-    lines = [line for line in os.environ.get("PULUMI_COMMAND_STDOUT", "").splitlines() if line.startswith("{")]
+def empty(api: Api, call: DrainCall, tell, clock=time.monotonic, sleep=time.sleep) -> list[str]:
+    """Cordoned already: list the node's Pods, refuse those needing an opt-in, evict the rest and await all."""
+    selection = select(chosen(api, call.node, call.selector), call.force, call.delete_empty_dir_data)
+    if selection.refused:
+        raise DrainFailed("cannot evict " + "; ".join(f"{why}: {', '.join(names)}"
+                                                       for why, names in selection.refused.items()))
+    for pod in selection.evict:
+        tell(f"to evict: {name_of(pod)} {npu_requests(pod)}")
     try:
-        return json.loads(lines[-1]).get("for") if lines else None
-    except ValueError:
-        return None
+        done = evict_all(api, selection.evict, clock() + call.timeout, tell, clock, sleep, call.grace_period,
+                         tuple(selection.awaited))
+    except DrainFailed as err:
+        raise DrainFailed(f"not empty within {call.timeout} s (rollout.drain.timeout): {err}") from None
+    return done.evicted
 
 
-def before_host(api: Api, args: argparse.Namespace, reason: str) -> dict:
+def fail(api: Api, node: dict, call: DrainCall, tell, err: DrainFailed, after: str) -> DrainFailed:
+    """Mark the node drain-failed, say so on the Node, and the error `up` shows."""
+    state.set_state(api, call.node, state.DRAIN_FAILED)
+    record(api, node, state.DRAIN_FAILED, f"not drained: {err}", tell)
+    return DrainFailed(f"node {call.node} was not drained: {err}. "
+                       f"It stays cordoned and labelled {state.STATE}={state.DRAIN_FAILED}; {after}")
+
+
+def before_host(api: Api, call: DrainCall, **timer) -> dict:
     """Cordon and evict when the host step will disrupt NPU work on a node of the cluster."""
-    tell = functools.partial(say, "drain", args.node)
-    node = state.find_node(api, args.node)
+    tell = functools.partial(say, "drain", call.node)
+    node = state.find_node(api, call.node)
     if node is None:
         tell("not in the cluster yet: its host steps run without a drain")
         return {"drained": False}
-    before = previous_reason()
+    before, reason = previous_reason(os.environ.get("PULUMI_COMMAND_STDOUT", "")), call.reason
     if before == reason:
         tell(f"nothing that stops NPU work changes ({reason}): not drained")
         return {"drained": False}
-    pods = to_evict(api, args.node, args.selector)
-    if before is None and not pods:
+    if before is None and not chosen(api, call.node, call.selector):
         tell(f"first install and no NPU Pods here: not drained ({reason})")
         return {"drained": False}
     tell(f"draining for {reason}" + (f" (was {before})" if before else ""))
     mine = state.cordon(api, node, state.DRAINING)
+    record(api, node, state.DRAINING, f"cordoned to drain NPU Pods before installing {reason}", tell)
     tell("cordoned" if mine else "was already cordoned (left so afterwards)")
-    for pod in pods:
-        tell(f"to evict: {name_of(pod)} {json.dumps(npu_requests(pod))}")
     try:
-        done = evict_all(api, pods, time.monotonic() + args.timeout, tell)
+        evicted = empty(api, call, tell, **timer)
     except DrainFailed as err:
-        state.set_state(api, args.node, state.DRAIN_FAILED)
-        raise DrainFailed(f"node {args.node} was not drained within {args.timeout} s (rollout.drain.timeout): "
-                          f"{err}. It stays cordoned and labelled {state.STATE}={state.DRAIN_FAILED}; its host "
-                          "step did not run. Let the PodDisruptionBudget allow it, or move the Pod, then run "
-                          "`pulumi up` again") from None
-    state.set_state(api, args.node, state.UPGRADING)
-    tell(f"drained ({len(done.evicted)} Pod(s) evicted); host step next, {state.STATE}={state.UPGRADING}")
-    return {"drained": True, "evicted": done.evicted}
+        raise fail(api, node, call, tell, err, "its host step did not run. Let the PodDisruptionBudget allow it, "
+                   "move the Pod, or opt in as named, then run `pulumi up` again") from None
+    state.set_state(api, call.node, state.UPGRADING)
+    record(api, node, state.UPGRADING, f"drained ({len(evicted)} Pod(s) evicted); installing {reason}", tell)
+    tell(f"drained ({len(evicted)} Pod(s) evicted); host step next, {state.STATE}={state.UPGRADING}")
+    return {"drained": True, "evicted": evicted}
 
 
-def after_host(api: Api, args: argparse.Namespace, reason: str) -> dict:
+def after_host(api: Api, call: DrainCall, **timer) -> dict:
     """Uncordon a node the drain cordoned, once its host steps verified."""
-    node = state.find_node(api, args.node)
-    labels = ((node or {}).get("metadata") or {}).get("labels") or {}
-    if node is None or state.STATE not in labels:
+    node = state.find_node(api, call.node)
+    current = state.state_of(node)
+    if node is None or current is None or (current == state.DONE and not state.ours(node)):
         return {"uncordoned": False}
     mine = state.release(api, node, state.DONE)
-    say("uncordon", args.node, ("uncordoned" if mine else "left cordoned (it was cordoned before the drain)")
-        + f", {state.STATE}={state.DONE}")
+    text = ("uncordoned" if mine else "left cordoned (it was cordoned before the drain)") + \
+        f", {state.STATE}={state.DONE}"
+    record(api, node, state.DONE, f"host steps verified; {text}", functools.partial(say, "uncordon", call.node))
+    say("uncordon", call.node, text)
     return {"uncordoned": mine}
 
 
-def leave(api: Api, args: argparse.Namespace, reason: str) -> dict:
-    """A node leaving the stack: its NPU Pods evicted, its drain labels gone, its cordon undone if ours."""
-    tell = functools.partial(say, "leave", args.node)
-    node = state.find_node(api, args.node)
+def leave(api: Api, call: DrainCall, **timer) -> dict:
+    """A node leaving the stack: its NPU Pods evicted if its software goes too, its drain marks removed."""
+    tell = functools.partial(say, "leave", call.node)
+    node = state.find_node(api, call.node)
     if node is None:
-        tell("not in the cluster: nothing to drain")
+        tell("not in the cluster: nothing to do")
         return {"drained": False}
-    pods = to_evict(api, args.node, args.selector)
-    mine = state.cordon(api, node, state.LEAVING)
-    tell(f"cordoned; {len(pods)} Pod(s) to evict")
-    try:
-        done = evict_all(api, pods, time.monotonic() + args.timeout, tell)
-    except DrainFailed as err:
-        raise DrainFailed(f"node {args.node} leaves the stack but was not drained within {args.timeout} s: {err}. "
-                          "It stays cordoned; nothing was uninstalled. Let the eviction through, then run the "
-                          "command again") from None
-    node = state.find_node(api, args.node) or node
-    state.release(api, node, None)
-    tell(f"drained ({len(done.evicted)} evicted), labels removed" + ("; uncordoned" if mine else ""))
-    return {"drained": True, "evicted": done.evicted}
+    evicted: list[str] = []
+    if call.evict:
+        state.cordon(api, node, state.LEAVING)
+        record(api, node, state.LEAVING, "cordoned: the node leaves the stack and its NPU software is removed", tell)
+        tell("cordoned: its NPU software is removed after this")
+        try:
+            evicted = empty(api, call, tell, **timer)
+        except DrainFailed as err:
+            raise fail(api, node, call, tell, err, "nothing was uninstalled. Let the eviction through or opt in as "
+                       "named, then run the command again") from None
+        node = state.find_node(api, call.node) or node
+    mine = state.release(api, node, None)
+    text = "labels removed" + ("; uncordoned" if mine else "")
+    if not call.evict:
+        text = f"its NPU software stays, so its NPU Pods keep running: {text}"
+    record(api, node, None, f"left the stack: {text}", tell)
+    tell((f"drained ({len(evicted)} evicted), " if call.evict else "") + text)
+    return {"drained": call.evict, "evicted": evicted}
 
 
 STEPS = {"before-host": before_host, "after-host": after_host, "leave": leave}
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m components.drain")
-    parser.add_argument("step", choices=sorted(STEPS))
-    parser.add_argument("--node", required=True)
-    parser.add_argument("--context", default=None)
-    parser.add_argument("--timeout", type=int, default=600)
-    parser.add_argument("--selector", default="")
-    args = parser.parse_args(argv)
-    reason = os.environ.get(REASON_ENV, "")
     try:
-        result = STEPS[args.step](Api(load_endpoint(args.context)), args, reason)
+        call = parse(argv, dict(os.environ))
+    except ContractError as err:
+        print(f"drain: {err}", file=sys.stderr)
+        return 2
+    try:
+        result = STEPS[call.step](Api(load_endpoint(call.context)), call)
     except (KubeconfigError, DrainFailed) as err:
-        print(f"{args.step} {args.node}: {err}", file=sys.stderr)
+        print(f"{call.step} {call.node}: {err}", file=sys.stderr)
         return 1
     except ApiError as err:
-        print(f"{args.step} {args.node}: the API refused: {err} (the drain needs get/patch nodes, list pods and "
-              "create pods/eviction)", file=sys.stderr)
+        print(f"{call.step} {call.node}: the API refused: {err} (the drain's permissions are in docs/host-layer.md, "
+              "\"Upgrades that drain\")", file=sys.stderr)
         return 1
-    print(json.dumps({"node": args.node, "for": reason, **result}, sort_keys=True))
+    print(call.result_line(result))
     return 0
 
 

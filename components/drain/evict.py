@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Optional
 
 from components.drain.pods import name_of
 from components.kubeapi.client import Api, ApiError
@@ -25,10 +25,20 @@ class Progress:
     refused: dict[str, str] = field(default_factory=dict)
 
 
-def _eviction(pod: dict) -> dict:
+def _eviction(pod: dict, grace: Optional[int]) -> dict:
     meta = pod["metadata"]
-    return {"apiVersion": "policy/v1", "kind": "Eviction",
+    body = {"apiVersion": "policy/v1", "kind": "Eviction",
             "metadata": {"name": meta["name"], "namespace": meta["namespace"]}}
+    if grace is not None:  # as kubectl --grace-period: the DeleteOptions the eviction carries
+        body["deleteOptions"] = {"gracePeriodSeconds": grace}
+    return body
+
+
+def _terminating(pod: dict) -> str:
+    """How a Pod already being deleted is said: since when, and the grace period it was given."""
+    meta = pod["metadata"]
+    grace = meta.get("deletionGracePeriodSeconds")
+    return f"terminating since {meta.get('deletionTimestamp')}" + (f" (grace period {grace} s)" if grace else "")
 
 
 def _gone(api: Api, pod: dict) -> bool:
@@ -38,11 +48,11 @@ def _gone(api: Api, pod: dict) -> bool:
     return now is None or now["metadata"].get("uid") != meta.get("uid")
 
 
-def _ask(api: Api, pod: dict, progress: Progress, say: Callable[[str], None]) -> bool:
+def _ask(api: Api, pod: dict, progress: Progress, say: Callable[[str], None], grace: Optional[int]) -> bool:
     """One eviction request; True once the API server accepted it (or the Pod is gone, or going)."""
     meta, name = pod["metadata"], name_of(pod)
     try:
-        api.post(f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/eviction", _eviction(pod))
+        api.post(f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/eviction", _eviction(pod, grace))
     except ApiError as err:
         # As kubectl v0.36.3 pkg/drain/drain.go evictPods (lines 308-328): 404 done; 429 (a budget says no) retried;
         # 403 NamespaceTerminating awaited (a Pod already deleted is then waited for, else retried); anything else,
@@ -63,14 +73,27 @@ def _ask(api: Api, pod: dict, progress: Progress, say: Callable[[str], None]) ->
     return True
 
 
+def _left(pod: dict, asked: set[str], progress: Progress, awaited: tuple[dict, ...]) -> str:
+    """One Pod still there at the deadline, and why."""
+    name = name_of(pod)
+    if any(name_of(p) == name for p in awaited):
+        return f"{name} still {_terminating(pod)}"
+    return f"{name} " + ("still terminating" if name in asked
+                         else f"not evicted: {progress.refused.get(name, 'no answer')}")
+
+
 def evict_all(api: Api, pods: list[dict], deadline: float, say: Callable[[str], None],
-              clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Progress:
-    """Evict every Pod and wait until each is gone, or raise DrainFailed at the deadline (CLOCK's seconds)."""
-    progress, waiting, asked = Progress(), list(pods), set()
+              clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+              grace: Optional[int] = None, awaited: tuple[dict, ...] = ()) -> Progress:
+    """Evict every Pod, wait until each (and each AWAITED one, already terminating) is gone, or raise DrainFailed
+    at the deadline (CLOCK's seconds)."""
+    progress, waiting, asked = Progress(), list(pods) + list(awaited), {name_of(p) for p in awaited}
+    for pod in awaited:
+        say(f"waiting for {name_of(pod)}, {_terminating(pod)}")
     while waiting:
         for pod in list(waiting):
             name = name_of(pod)
-            if name not in asked and _ask(api, pod, progress, say):
+            if name not in asked and _ask(api, pod, progress, say, grace):
                 asked.add(name)
             if name in asked and _gone(api, pod):
                 waiting.remove(pod)
@@ -78,10 +101,7 @@ def evict_all(api: Api, pods: list[dict], deadline: float, say: Callable[[str], 
         if not waiting:
             break
         if clock() >= deadline:
-            raise DrainFailed("; ".join(
-                f"{name_of(p)} " + ("still terminating" if name_of(p) in asked
-                                    else f"not evicted: {progress.refused.get(name_of(p), 'no answer')}")
-                for p in waiting))
+            raise DrainFailed("; ".join(_left(p, asked, progress, awaited) for p in waiting))
         pause = RETRY if any(name_of(p) not in asked for p in waiting) else 1.0
         sleep(max(0.1, min(pause, deadline - clock())))
     return progress

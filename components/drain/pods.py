@@ -1,6 +1,7 @@
-"""Which Pods a drain evicts: those requesting an Ascend NPU, and those the stack's pod selector names."""
+"""Which Pods a drain evicts or waits for: NPU Pods and those the pod selector names, filtered as `kubectl drain`."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from components.kubeapi.client import Api
@@ -9,6 +10,10 @@ from components.kubeapi.client import Api
 # (huawei.com/Ascend910-2c, ...): every extended resource under this prefix is an NPU.
 NPU_PREFIX = "huawei.com/Ascend"
 MIRROR = "kubernetes.io/config.mirror"
+# kubectl v0.36.3 pkg/drain/filters.go L33-35 says these in its own words; ours name the stack setting instead.
+BARE = "Pods that declare no controller (nothing recreates them: set rollout.drain.force to evict them)"
+LOCAL_DATA = ("Pods with emptyDir volumes (their data is deleted with them: set rollout.drain.deleteEmptyDirData "
+              "to evict them)")
 
 
 def npu_requests(pod: dict) -> dict[str, str]:
@@ -31,18 +36,45 @@ def _count(value: object) -> int:
         return 1
 
 
+def controller_of(pod: dict) -> Optional[dict]:
+    """The owner reference marked `controller: true` (metav1.GetControllerOf), or None for a bare Pod."""
+    refs = (pod.get("metadata") or {}).get("ownerReferences") or []
+    return next((ref for ref in refs if ref.get("controller")), None)
+
+
+def finished(pod: dict) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
 def left_alone(pod: dict) -> Optional[str]:
-    """Why a drain never evicts this Pod (a DaemonSet's, a static Pod's mirror, finished), or None."""
+    """Why a drain never touches this Pod (a DaemonSet's, a static Pod's mirror, finished), or None."""
     meta = pod.get("metadata") or {}
-    if any(ref.get("kind") == "DaemonSet" for ref in meta.get("ownerReferences") or []):
+    if (controller_of(pod) or {}).get("kind") == "DaemonSet":
         return "a DaemonSet Pod (its controller would recreate it on the node)"
     if MIRROR in (meta.get("annotations") or {}):
         return "a static Pod (the kubelet owns it)"
-    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-        return "finished"
-    if meta.get("deletionTimestamp"):
-        return "already being deleted"
+    if finished(pod):
+        return "finished (it holds no NPU)"
     return None
+
+
+def refusals(pod: dict, force: bool, delete_empty_dir_data: bool) -> list[str]:
+    """Why the Pod may not be evicted without an opt-in (filters.go localStorageFilter, unreplicatedFilter)."""
+    volumes = (pod.get("spec") or {}).get("volumes") or []
+    local = not delete_empty_dir_data and any("emptyDir" in volume for volume in volumes)
+    return [LOCAL_DATA] * local + [BARE] * (not force and controller_of(pod) is None)
+
+
+@dataclass
+class Selection:
+    """Pods to evict, Pods already terminating (awaited, never evicted again), and the refused, by reason."""
+
+    evict: list[dict] = field(default_factory=list)
+    awaited: list[dict] = field(default_factory=list)
+    refused: dict[str, list[str]] = field(default_factory=dict)
+
+    def pods(self) -> list[dict]:
+        return self.evict + self.awaited
 
 
 def name_of(pod: dict) -> str:
@@ -58,9 +90,24 @@ def on_node(api: Api, node: str, selector: str = "") -> Iterable[dict]:
     return api.items("/api/v1/pods", **query)
 
 
-def to_evict(api: Api, node: str, selector: str) -> list[dict]:
+def chosen(api: Api, node: str, selector: str) -> list[dict]:
     """The node's Pods that use NPUs or match SELECTOR, minus those a drain leaves alone; by name."""
-    chosen = {name_of(p): p for p in on_node(api, node) if npu_requests(p) and left_alone(p) is None}
+    found = {name_of(p): p for p in on_node(api, node) if npu_requests(p) and left_alone(p) is None}
     if selector:
-        chosen.update({name_of(p): p for p in on_node(api, node, selector) if left_alone(p) is None})
-    return [chosen[name] for name in sorted(chosen)]
+        found.update({name_of(p): p for p in on_node(api, node, selector) if left_alone(p) is None})
+    return [found[name] for name in sorted(found)]
+
+
+def select(pods: list[dict], force: bool, delete_empty_dir_data: bool) -> Selection:
+    """Sort the chosen Pods: a terminating one is awaited (an eviction would cut its grace period short)."""
+    selection = Selection()
+    for pod in pods:
+        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+            selection.awaited.append(pod)
+            continue
+        whys = refusals(pod, force, delete_empty_dir_data)
+        for why in whys:
+            selection.refused.setdefault(why, []).append(name_of(pod))
+        if not whys:
+            selection.evict.append(pod)
+    return selection

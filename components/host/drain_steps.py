@@ -1,16 +1,13 @@
-"""A node's drain steps as local commands: cordon and evict before its host steps, uncordon after, drain on leave."""
+"""A node's drain steps as local commands: cordon and evict before its host steps, uncordon after, and on leave."""
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 
 from components.config import StackSpec
 from components.config.hosts import ContainerRuntime, NodeSpec
+from components.drain.contract import PYTHON, REASON_ENV, DrainCall
 
-# Run from the project folder (where the CLI starts its providers) with the stack's virtualenv, as Pulumi.yaml's
-# `virtualenv` names it; ASCEND_NPU_PYTHON overrides it without changing the command, so no diff follows.
-PYTHON = '"${ASCEND_NPU_PYTHON:-.venv/bin/python}"'
-REASON_ENV = "ASCEND_NPU_DRAIN_FOR"
+__all__ = ["PYTHON", "REASON_ENV", "DrainSteps", "drain_reason", "drain_steps"]
 
 
 @dataclass(frozen=True)
@@ -35,19 +32,18 @@ def drain_reason(spec: StackSpec, node: NodeSpec) -> str:
     return ", ".join(parts)
 
 
-def _command(step: str, spec: StackSpec, node: NodeSpec, evicts: bool) -> str:
-    args = ["-m", "components.drain", step, "--node", node.name]
-    if spec.cluster.kube_context:
-        args += ["--context", spec.cluster.kube_context]
+def drain_call(spec: StackSpec, node: NodeSpec, step: str) -> DrainCall:
+    """The node's call of STEP. Leaving evicts only when the node's NPU software is uninstalled after it: a driver
+    left in place keeps running Pods running, with or without the device plugin."""
     drain = spec.rollout.drain
-    if evicts:
-        args += ["--timeout", str(drain.timeout)] + (["--selector", drain.pod_selector] if drain.pod_selector else [])
-    return f"exec {PYTHON} " + " ".join(shlex.quote(a) for a in args)
+    return DrainCall(step=step, node=node.name, context=spec.cluster.kube_context or None, timeout=drain.timeout,
+                     selector=drain.pod_selector, force=drain.force, delete_empty_dir_data=drain.delete_empty_dir_data,
+                     grace_period=drain.grace_period_seconds, evict=spec.rollout.uninstall_on_destroy,
+                     reason=drain_reason(spec, node))
 
 
 def drain_steps(spec: StackSpec, node: NodeSpec) -> DrainSteps:
     """The node's drain commands; the reason travels in the environment, so `pulumi preview --diff` shows it."""
-    return DrainSteps(drain=_command("before-host", spec, node, True),
-                      uncordon=_command("after-host", spec, node, False),
-                      leave=_command("leave", spec, node, True),
-                      environment={REASON_ENV: drain_reason(spec, node)})
+    calls = {step: drain_call(spec, node, step) for step in ("before-host", "after-host", "leave")}
+    return DrainSteps(drain=calls["before-host"].command(), uncordon=calls["after-host"].command(),
+                      leave=calls["leave"].command(), environment=calls["before-host"].environment())

@@ -8,6 +8,7 @@ from collections import Counter
 import yaml
 
 from components.config import parse_stack
+from components.drain.contract import CONTRACT
 from components.host.drain_steps import PYTHON, REASON_ENV, drain_steps
 from testkit.fakenode.packages import NEW, OLD, stack_config
 from tests.stacks import ROOT, load_stack, patched, write_stack
@@ -35,19 +36,27 @@ def test_on_docker_the_runtime_and_default_runtime_move_it_too(packages):
     assert ascend.environment[REASON_ENV].endswith("default runtime ascend")
 
 
-def test_commands_name_the_node_context_timeout_and_selector_and_no_path_of_this_machine(packages, tmp_path):
-    raw = stack_config(packages, HOST_KEY, OLD, rollout={"drain": {"timeout": 900, "podSelector": "app in (a,b)"}})
+def test_commands_name_the_node_context_timeout_selector_and_opt_ins_and_no_path_of_this_machine(packages, tmp_path):
+    drain_settings = {"timeout": 900, "podSelector": "app in (a,b)", "force": True, "gracePeriodSeconds": 120}
+    raw = stack_config(packages, HOST_KEY, OLD, rollout={"drain": drain_settings})
     raw["cluster"]["kubeContext"] = "admin@prod"
     made = steps(raw)
     drain = shlex.split(made.drain)
     assert drain[:2] == ["exec", "${ASCEND_NPU_PYTHON:-.venv/bin/python}"]
-    assert drain[2:] == ["-m", "components.drain", "before-host", "--node", "fake-npu-01", "--context", "admin@prod",
-                         "--timeout", "900", "--selector", "app in (a,b)"]
-    assert shlex.split(made.leave)[2:] == [*drain[2:4], "leave", *drain[5:]]
-    assert shlex.split(made.uncordon)[2:] == ["-m", "components.drain", "after-host", "--node", "fake-npu-01",
-                                              "--context", "admin@prod"]
+    evicting = ["--timeout", "900", "--selector", "app in (a,b)", "--force", "--grace-period", "120"]
+    assert drain[2:] == ["-m", "components.drain", "before-host", "--contract", str(CONTRACT), "--node", "fake-npu-01",
+                         "--context", "admin@prod", *evicting]
+    # The software stays when the node leaves (rollout.uninstallOnDestroy is off): its Pods are not evicted.
+    assert shlex.split(made.leave)[2:] == [*drain[2:4], "leave", *drain[5:11]]
+    assert shlex.split(made.uncordon)[2:] == [*drain[2:4], "after-host", *drain[5:11]]
     for command in (made.drain, made.uncordon, made.leave):
         assert str(ROOT) not in command and str(tmp_path) not in command
+
+
+def test_a_node_whose_software_goes_when_it_leaves_is_drained_first(packages):
+    made = steps(stack_config(packages, HOST_KEY, OLD, uninstall=True, rollout={"drain": {"deleteEmptyDirData": True}}))
+    assert shlex.split(made.leave)[2:] == ["-m", "components.drain", "leave", "--contract", str(CONTRACT), "--node",
+                                           "fake-npu-01", "--evict", "--timeout", "600", "--delete-emptydir-data"]
 
 
 def test_the_default_python_is_the_virtualenv_pulumi_yaml_names():
