@@ -17,7 +17,8 @@ folder = {folder!r}
 calls = open(os.path.join(folder, "calls.jsonl"), "a+")
 calls.seek(0)
 n = len(calls.readlines())
-calls.write(json.dumps({{"info": json.loads(os.environ["KUBERNETES_EXEC_INFO"]), "env": os.environ.get("REGION"),
+given = {{name: os.environ.get(name) for name in ("KUBERNETES_EXEC_INFO", "REGION")}}
+calls.write(json.dumps({{"info": json.loads(given["KUBERNETES_EXEC_INFO"]), "env": given["REGION"],
                          "devnull": os.path.samestat(os.fstat(0), os.stat(os.devnull))}}) + "\\n")
 answers = json.load(open(os.path.join(folder, "answers.json")))
 answer = answers[min(n, len(answers) - 1)]

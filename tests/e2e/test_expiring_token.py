@@ -68,7 +68,7 @@ def exec_kubeconfig(plane: ControlPlane, issuer: TokenIssuer) -> str:
 
 
 @pytest.mark.milestone("fresh")
-def test_a_drain_keeps_working_after_its_token_expired(tmp_path):
+def test_an_expired_exec_token_is_renewed_while_a_budget_holds_the_eviction(tmp_path):
     problems = build_problems()
     if problems:
         (pytest.fail if os.environ.get("ASCEND_E2E_REQUIRED") == "1" else pytest.skip)("; ".join(problems))
