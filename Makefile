@@ -33,7 +33,8 @@ plan: $(STAMP) $(PACK_VENV)
 		$(if $(PLACEHOLDER_SECRETS),--placeholder-secrets $(PLACEHOLDER_SECRETS))
 
 doctor: $(STAMP)
-	@$(PY) -m components.doctor --stack $(STACK) $(if $(JSON),--json)
+	@$(PY) -m components.doctor --stack $(STACK) $(if $(JSON),--json) $(if $(BUNDLE),--bundle $(BUNDLE)) \
+		$(if $(RESTART_WINDOW),--restart-window $(RESTART_WINDOW))
 
 # One worker per core; TEST_WORKERS=0 runs the suite in this process, one test at a time.
 TEST_WORKERS ?= auto

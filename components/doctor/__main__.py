@@ -98,8 +98,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         with ThreadPoolExecutor(max_workers=args.parallel) as pool:
             for index, (node, found) in enumerate(zip(spec.nodes, pool.map(check, spec.nodes)), 1):
                 findings += found
-                print(f"[{index}/{len(spec.nodes)}] {node.name}: "
-                      + (f"{len(found)} finding(s)" if found else "ok"), file=sys.stderr, flush=True)
+                said = "not checked" if reports[node.name].error else f"{len(found)} finding(s)" if found else "ok"
+                print(f"[{index}/{len(spec.nodes)}] {node.name}: {said}", file=sys.stderr, flush=True)
         if view.api is not None:
             findings += cluster_checks.cluster_findings(spec, view)
         if args.bundle is not None:

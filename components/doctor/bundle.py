@@ -10,7 +10,6 @@ import tarfile
 import tempfile
 import time
 import urllib.parse
-import urllib.request
 from pathlib import Path
 from typing import Optional
 
@@ -90,14 +89,6 @@ def add_node(out: Bundle, name: str, report: Optional[HostReport]) -> None:
     out.add(f"nodes/{name}/versions/read-as-verify.json", json.dumps(versions, indent=2), "lib.sh installed_version")
 
 
-def text(api: Api, path: str, **query: str) -> str:
-    """A GET whose answer is text, not JSON (a Pod's log), with the client's own TLS and credentials."""
-    url = api.endpoint.server + path + "?" + urllib.parse.urlencode(query)
-    request = urllib.request.Request(url, headers={**api._headers, "Accept": "text/plain"})
-    with urllib.request.urlopen(request, context=api._ctx, timeout=api.timeout) as answer:
-        return answer.read().decode(errors="replace")
-
-
 def add_cluster(out: Bundle, spec: StackSpec, view: ClusterView) -> None:
     if view.api is None:
         out.failed("cluster/", "Kubernetes API", "the API did not answer (see the report's api-unreachable)")
@@ -116,8 +107,8 @@ def add_cluster(out: Bundle, spec: StackSpec, view: ClusterView) -> None:
                 for suffix, extra in runs:
                     target = f"cluster/logs/{meta['name']}/{status['name']}{suffix}.log"
                     try:
-                        out.add(target, text(view.api, path, container=status["name"], tailLines=str(LOG_LINES),
-                                             **extra), f"GET {path}")
+                        query = urllib.parse.urlencode({"container": status["name"], "tailLines": LOG_LINES, **extra})
+                        out.add(target, view.api.text(f"{path}?{query}"), f"GET {path}")
                     except Exception as err:  # noqa: BLE001 - any failure is recorded, the rest still collected
                         out.failed(target, f"GET {path}", str(err))
     for namespace in sorted({agent.namespace for agent in view.agents}):

@@ -47,14 +47,16 @@ def clock(case: dict) -> datetime:
 
 @contextmanager
 def api_server(answers: dict[str, dict]):
-    """A local API server that answers each path of ANSWERS (a list or an object) and 404 elsewhere."""
+    """A local API server that answers each path of ANSWERS (an object as JSON, a string as text) and 404 elsewhere;
+    the requests it was sent are in its list `seen`."""
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - the name http.server calls
             body = answers.get(self.path.split("?")[0])
             self.send_response(200 if body is not None else 404)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", "text/plain" if isinstance(body, str) else "application/json")
             self.end_headers()
-            self.wfile.write(json.dumps(body if body is not None else {"kind": "Status", "code": 404}).encode())
+            text = body if isinstance(body, str) else json.dumps(body if body is not None else {"code": 404})
+            self.wfile.write(text.encode())
 
         def log_message(self, *args):
             pass

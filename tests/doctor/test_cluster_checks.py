@@ -26,7 +26,8 @@ NODES = [node("npu-01", {"huawei.com/Ascend910": "8"}, [TAINT]), node("infer-01"
 
 def test_a_resource_name_no_node_advertises_names_those_that_are():
     (found,) = pending_findings([pending("p", "huawei.com/Ascend910B")], NODES)
-    assert found.id == "pending-resource-name" and "advertised: huawei.com/Ascend310P, huawei.com/Ascend910" in found.what
+    assert found.id == "pending-resource-name"
+    assert "advertised: huawei.com/Ascend310P, huawei.com/Ascend910" in found.what
 
 
 def test_a_taint_without_toleration_is_named_and_a_matching_toleration_clears_it():
