@@ -1,1 +1,1 @@
-"""Read-only checks of a running stack, over SSH and the Kubernetes API, each finding tied to a field symptom."""
+"""Read-only checks of a running stack, over SSH and the Kubernetes API: findings by stable id (docs/doctor/)."""
