@@ -104,9 +104,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             findings += cluster_checks.cluster_findings(spec, view)
         if args.bundle is not None:
             secrets = bundle.known_secrets(identity, view.api)
-            written = bundle.write(args.bundle, spec, reports, view, as_json(args.stack, len(spec.nodes), findings),
-                                   secrets)
-            print(f"doctor: support bundle {written}", file=sys.stderr)
+            try:
+                written = bundle.write(args.bundle, spec, reports, view,
+                                       as_json(args.stack, len(spec.nodes), findings), secrets)
+                print(f"doctor: support bundle {written}", file=sys.stderr)
+            except OSError as err:
+                print(f"doctor: --bundle {args.bundle}: cannot write it ({err.strerror or err})", file=sys.stderr)
     show = as_json if args.json else human
     print(show(args.stack, len(spec.nodes), findings))
     return exit_code(findings)

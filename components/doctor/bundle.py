@@ -32,9 +32,14 @@ def known_secrets(identity: Optional[str], api: Optional[Api]) -> list[str]:
     found = []
     if identity and os.path.isfile(identity):
         found.append(Path(identity).read_text())
-    endpoint = api.endpoint if api is not None else None
-    if endpoint is not None:
+    if api is not None:
+        endpoint = api.endpoint
         found += [endpoint.token or "", endpoint.key_pem or "", (endpoint.basic or ("", ""))[1]]
+        try:
+            current = endpoint.credentials()  # an exec plugin's token, cached by the client
+            found += [current.token or "", current.key_pem or ""]
+        except Exception:  # noqa: BLE001 - a plugin that fails now gave no credential to leak
+            pass
     return found
 
 
