@@ -51,6 +51,10 @@ class Api:
         self._tls: Optional[tuple[tuple, ssl.SSLContext]] = None
         self._headers = {"Accept": "application/json", "User-Agent": "ascend-npu"}
 
+    @property
+    def server(self) -> str:
+        return self.endpoint.server
+
     def _context(self, creds: Credentials) -> Optional[ssl.SSLContext]:
         """The TLS context for CREDS' client pair: built again when the plugin gave another pair."""
         if not self.endpoint.server.startswith("https:"):
