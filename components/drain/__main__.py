@@ -7,6 +7,7 @@ are the contract in components/drain/contract.py. The permissions it needs are i
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 import time
@@ -33,7 +34,7 @@ def empty(api: Api, call: DrainCall, tell, clock=time.monotonic, sleep=time.slee
         raise DrainFailed("cannot evict " + "; ".join(f"{why}: {', '.join(names)}"
                                                        for why, names in selection.refused.items()))
     for pod in selection.evict:
-        tell(f"to evict: {name_of(pod)} {npu_requests(pod)}")
+        tell(f"to evict: {name_of(pod)} {json.dumps(npu_requests(pod))}")
     try:
         done = evict_all(api, selection.evict, clock() + call.timeout, tell, clock, sleep, call.grace_period,
                          tuple(selection.awaited))
