@@ -24,10 +24,28 @@ def docs_rules(where: tuple[str, str]) -> list[dict]:
     return yaml.safe_load(block.group(1))["rules"]
 
 
+def docs_role(where: tuple[str, str]) -> tuple[str, list[dict]]:
+    """The namespace and rules of the first namespaced block (`namespace:` then `rules:`) after the heading."""
+    page, heading = where
+    text = (REPO / "docs" / page).read_text()
+    section = text[text.index(heading + "\n"):]
+    block = yaml.safe_load(re.search(r"```yaml\n(namespace:.*?)```", section, re.DOTALL).group(1))
+    return block["namespace"], block["rules"]
+
+
 def kubeconfig_for(kube: Api, name: str, rules: list[dict], server: str, ca: Path, folder: Path,
-                   context: str = "") -> Path:
-    """A ServiceAccount NAME with a ClusterRole of RULES bound to it, and a kubeconfig holding a short-lived token
-    (its context named CONTEXT, default NAME)."""
+                   context: str = "", role: tuple[str, list[dict]] | None = None) -> Path:
+    """A ServiceAccount NAME with a ClusterRole of RULES (and a Role in ROLE's namespace) bound to it, and a
+    kubeconfig holding a short-lived token (its context named CONTEXT, default NAME)."""
+    if role is not None:
+        namespace, role_rules = role
+        rbac = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}"
+        kube.create(f"{rbac}/roles", {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                                      "metadata": {"name": name}, "rules": role_rules})
+        kube.create(f"{rbac}/rolebindings", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]})
     kube.create(f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts",
                 {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}})
     kube.create("/apis/rbac.authorization.k8s.io/v1/clusterroles",

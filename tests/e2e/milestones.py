@@ -22,8 +22,10 @@ RENAMED_THIRD, RENAMED_SECOND = f"{THIRD}-b", f"{SECOND}-b"
 
 
 def upgraded(world: World, config: dict) -> dict:
-    """Every node to the newer release set."""
-    return {**config, "versions": dict(NEW), "packages": {**config["packages"], "files": world.packages.files_for(NEW)}}
+    """Every node to the newer release set; the drain may evict the bare training Pods (rollout.drain.force)."""
+    rollout = {**config["rollout"], "drain": {**config["rollout"].get("drain", {}), "force": True}}
+    return {**config, "versions": dict(NEW), "packages": {**config["packages"], "files": world.packages.files_for(NEW)},
+            "rollout": rollout}
 
 
 def with_fourth(world: World, config: dict) -> dict:

@@ -27,8 +27,9 @@ def test_a_node_added_is_installed_and_labelled_and_nobody_else_is_touched(world
 
 
 @pytest.mark.milestone("node-added", leaves="node-removed")
-def test_a_node_removed_has_its_pods_evicted_loses_its_labels_keeps_its_software_and_nobody_else_is_touched(
+def test_a_node_removed_keeps_its_software_and_its_npu_pods_loses_its_labels_and_nobody_else_is_touched(
         world: World):
+    """Its driver stays (rollout.uninstallOnDestroy is off), so its NPU Pods keep running: nothing evicts them."""
     work.run_npu_pod(world.kube, FOURTH, RESOURCE_NAMES["910B"], "train-4")
     world.write_config(milestones.config_at(world, "node-removed"))
     changes = work.planned_changes(world.preview().out)
@@ -39,8 +40,10 @@ def test_a_node_removed_has_its_pods_evicted_loses_its_labels_keeps_its_software
         ("delete", "ascend-npu-", "-drain"), ("delete", "ascend-npu-", "-uncordon"))}, changes
     before = world.install_counts(FIRST_THREE)
     run = world.up()
-    assert f"leave {FOURTH}: drained (1 evicted), labels removed; uncordoned" in run.out, run.out[-3000:]
-    assert work.pod(world.kube, "train-4") is None
+    assert f"leave {FOURTH}: its NPU software stays, so its NPU Pods keep running: labels removed" in run.out, \
+        run.out[-3000:]
+    assert work.pod(world.kube, "train-4")["status"]["phase"] == "Running"
+    world.kube.delete(f"/api/v1/namespaces/{work.WORKLOADS}/pods/train-4")
     labels = world.node_labels(FOURTH)
     assert READY not in labels and STATE not in labels and not world.cordoned(FOURTH)
     assert world.installed(FOURTH, "driver") == NEW["driver"] and world.uninstalls(FOURTH) == []

@@ -16,10 +16,14 @@ from tests.e2e.world import NAMESPACE, STACK, World
 def test_turning_uninstall_on_destroy_on_reruns_no_installer(world: World):
     milestones.write_config(world, "uninstall-on-destroy")
     changes = work.planned_changes(world.preview().out)
-    assert changes == {("update", f"ascend-npu-{name}-on-destroy") for name in FIRST_THREE}, changes
+    # The uncordon step's delete now drains the node first (its software goes after it): a new stored line.
+    assert changes == {("update", f"ascend-npu-{name}-{step}") for name in FIRST_THREE
+                       for step in ("on-destroy", "uncordon")}, changes
     before = world.install_counts(FIRST_THREE)
-    world.up()
+    run = world.up()
     assert world.install_counts(FIRST_THREE) == before
+    touched = [line for line in run.out.splitlines() if "upgrade-state=upgrade-done" in line]
+    assert touched == [], f"re-running a finished uncordon touched a node: {touched}"
     for name in FIRST_THREE:
         record = (world.nodes[name].root / "var/lib/ascend-npu/on-destroy.env").read_text()
         assert "ASCEND_ON_DESTROY=uninstall" in record.splitlines(), record

@@ -15,13 +15,14 @@ import threading
 import pytest
 
 from components.cluster.common.node_labels import READY, RESOURCE_NAMES
-from components.drain.node_state import CORDONED_BY, STATE
+from components.drain.contract import DrainCall
+from components.drain.node_state import CORDONED_BY, SINCE, STATE
 from components.kubeapi.client import wait_for
 from engine.cache import REPO
 from testkit.fakenode.packages import NEW, OLD
 from tests.e2e import milestones
 from tests.e2e import npu_workload as work
-from tests.e2e.least_privilege import DRAIN_RULES, docs_rules, kubeconfig_for
+from tests.e2e.least_privilege import DRAIN_RULES, docs_role, docs_rules, kubeconfig_for
 from tests.e2e.milestones import CANARY, FIRST_THREE, SECOND, THIRD
 from tests.e2e.world import CHIPS, World
 
@@ -29,12 +30,36 @@ DRAIN_REASON = re.compile(r'ASCEND_NPU_DRAIN_FOR: "driver (\S+), firmware (\S+?)
                           r'(\S+?)[,"]')
 
 
+def node_events(world: World, name: str) -> list[dict]:
+    """The Node's Events as `kubectl describe node` (v0.36.3 pkg/describe/describe.go L3461-3477) finds them."""
+    uid = world.node_object(name)["metadata"]["uid"]
+    selector = f"involvedObject.kind=Node,involvedObject.name={name},involvedObject.namespace=,involvedObject.uid={uid}"
+    return sorted(world.kube.items("/api/v1/events", fieldSelector=selector),
+                  key=lambda e: e["metadata"]["name"])
+
+
 @pytest.mark.milestone("installed", leaves="upgrade-stopped")
 def test_an_upgrade_drains_through_a_budget_and_a_failing_node_stays_cordoned(world: World):
-    """Wave 0: the canary's training Pod is held by its budget, then let go; wave 1 fails and stays cordoned."""
+    """A bare training Pod stops the drain until the stack opts in; then wave 0: the canary's training Pod is held
+    by its budget, then let go; wave 1 fails and stays cordoned."""
     resource = RESOURCE_NAMES[CHIPS.get(CANARY, "910B")]
     trainer = work.run_npu_pod(world.kube, CANARY, resource, "train-0")
     work.guard(world.kube, min_available=1)
+    without_opt_in = milestones.config_at(world, "upgrade-stopped")
+    del without_opt_in["rollout"]["drain"]["force"]
+    world.write_config(without_opt_in)
+    starts = {name: len(world.install_starts(name)) for name in FIRST_THREE}
+    refused = world.up(check=False)
+    print("\n".join(line for line in refused.out.splitlines() if "e2e-npu-01" in line and "drain" in line))
+    assert refused.code != 0
+    assert "cannot evict Pods that declare no controller" in refused.out and "rollout.drain.force" in refused.out \
+        and f"{work.WORKLOADS}/train-0" in refused.out, refused.out[-4000:]
+    assert {name: len(world.install_starts(name)) for name in FIRST_THREE} == starts, "an installer ran"
+    assert work.pod(world.kube, "train-0")["metadata"]["uid"] == trainer["metadata"]["uid"]
+    assert world.cordoned(CANARY) and world.node_labels(CANARY).get(STATE) == "drain-failed"
+    assert world.node_object(CANARY)["metadata"]["annotations"].get(SINCE, "").endswith("Z")
+    said = [(e["reason"], e["type"]) for e in node_events(world, CANARY)]
+    assert said[-2:] == [("AscendNpuDraining", "Normal"), ("AscendNpuDrainFailed", "Warning")], said
     world.write_config(milestones.config_at(world, "upgrade-stopped"))
     preview = world.preview("--diff").out  # which nodes will be drained, and why
     assert {("update", f"ascend-npu-{name}-drain") for name in FIRST_THREE} <= work.planned_changes(
@@ -68,6 +93,8 @@ def test_an_upgrade_drains_through_a_budget_and_a_failing_node_stays_cordoned(wo
     # The canary: drained, upgraded, verified, uncordoned. Wave 1: cordoned and labelled where it stopped.
     assert world.installed(CANARY, "driver") == NEW["driver"] and not world.cordoned(CANARY)
     assert world.node_labels(CANARY).get(STATE) == "upgrade-done"
+    assert [e["reason"] for e in node_events(world, CANARY)][-3:] == [
+        "AscendNpuDraining", "AscendNpuUpgrading", "AscendNpuUpgradeDone"]
     assert world.installed(SECOND, "driver") == OLD["driver"]
     assert world.cordoned(SECOND) and world.node_labels(SECOND).get(STATE) == "upgrading"
     assert len(world.install_starts(THIRD)) == before_third, "a later wave ran although wave 1 failed"
@@ -103,25 +130,29 @@ def test_the_upgrade_then_finishes_in_place_and_nothing_is_uninstalled(world: Wo
 
 @pytest.mark.milestone("upgraded")
 def test_the_drain_needs_no_more_than_the_docs_grant(world: World):
-    """The drain run as a ServiceAccount bound to exactly the documented rules; without pods/eviction it fails."""
-    rules = docs_rules(DRAIN_RULES)
+    """The drain run as a ServiceAccount bound to exactly the documented rules (its Events too); without
+    pods/eviction it fails."""
+    rules, role = docs_rules(DRAIN_RULES), docs_role(DRAIN_RULES)
     server, ca = world.kube.server, world.plane.pki / "ca.crt"
 
     def drain(kubeconfig, step: str) -> subprocess.CompletedProcess:
-        env = {**world.env(), "KUBECONFIG": str(kubeconfig), "ASCEND_NPU_DRAIN_FOR": "driver x, firmware y",
+        call = DrainCall(step, THIRD, timeout=30, force=True, reason="driver x, firmware y")
+        env = {**world.env(), "KUBECONFIG": str(kubeconfig), **call.environment(),
                "PULUMI_COMMAND_STDOUT": '{"for": "driver w, firmware y"}'}
-        return subprocess.run([sys.executable, "-m", "components.drain", step, "--node", THIRD, "--timeout", "30"],
-                              cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        return subprocess.run([sys.executable, *call.argv()], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=120)
 
-    granted = kubeconfig_for(world.kube, "drain-granted", rules, server, ca, world.root)
+    granted = kubeconfig_for(world.kube, "drain-granted", rules, server, ca, world.root, role=role)
     for step, said in (("before-host", "drained (0 Pod(s) evicted)"), ("after-host", "uncordoned")):
         done = drain(granted, step)
         assert done.returncode == 0 and said in done.stdout, done.stdout + done.stderr
+        assert "not recorded" not in done.stdout, done.stdout
     assert not world.cordoned(THIRD)
     short = [r for r in rules if r["resources"] != ["pods/eviction"]]
     work.run_npu_pod(world.kube, THIRD, RESOURCE_NAMES["910B"], "train-3")
     try:
-        denied = drain(kubeconfig_for(world.kube, "drain-short", short, server, ca, world.root), "before-host")
+        denied = drain(kubeconfig_for(world.kube, "drain-short", short, server, ca, world.root, role=role),
+                       "before-host")
     finally:
         world.kube.delete(f"/api/v1/namespaces/{work.WORKLOADS}/pods/train-3")
         drain(granted, "after-host")
