@@ -11,12 +11,13 @@ import time
 import pytest
 import yaml
 
+from components.drain.contract import DrainCall
 from components.kubeapi.client import Api, wait_for
 from engine.cache import REPO, build_problems
 from engine.cluster import kwok_stages_dir, register_nodes
 from engine.control_plane import ControlPlane
 from tests.e2e import npu_workload as work
-from tests.e2e.least_privilege import DRAIN_RULES, docs_rules
+from tests.e2e.least_privilege import DRAIN_RULES, docs_role, docs_rules
 from tests.e2e.token_issuer import USER, TokenIssuer
 
 NODE, RESOURCE = "token-npu-01", "huawei.com/Ascend910"
@@ -45,7 +46,16 @@ def running_pod(kube: Api) -> str:
 
 
 def drain_user(kube: Api) -> None:
-    """The drain's rules as the docs give them, bound to the webhook's user."""
+    """The drain's rules as the docs give them (cluster-wide, and the Role for its Events), bound to the webhook's
+    user."""
+    namespace, events = docs_role(DRAIN_RULES)
+    rbac = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}"
+    kube.create(f"{rbac}/roles", {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                                  "metadata": {"name": USER}, "rules": events})
+    kube.create(f"{rbac}/rolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": USER},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": USER},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER}]})
     role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": USER},
             "rules": docs_rules(DRAIN_RULES)}
     kube.create("/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
@@ -88,10 +98,10 @@ def test_an_expired_exec_token_is_renewed_while_a_budget_holds_the_eviction(tmp_
         pod = running_pod(kube)
         work.guard(kube, 1)
         env = {k: v for k, v in os.environ.items() if k != "PULUMI_COMMAND_STDOUT"}
+        call = DrainCall("before-host", NODE, timeout=300, reason="driver 24.1.rc2")
         drain = subprocess.Popen(
-            [sys.executable, "-m", "components.drain", "before-host", "--node", NODE, "--timeout", "300"],
-            cwd=REPO, env={**env, "KUBECONFIG": exec_kubeconfig(plane, issuer),
-                           "ASCEND_NPU_DRAIN_FOR": "driver 24.1.rc2"},
+            [sys.executable, *call.argv()], cwd=REPO,
+            env={**env, "KUBECONFIG": exec_kubeconfig(plane, issuer), **call.environment()},
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         # Held until the unannounced second token was refused (a 401 to the drain) and the plugin ran again.
         wait_for("a refused token, then a third one", lambda: drain.poll() is not None or (
@@ -105,7 +115,7 @@ def test_an_expired_exec_token_is_renewed_while_a_budget_holds_the_eviction(tmp_
         print(f"{output}held {held:.0f} s; tokens issued at (s): {[round(t['issued'] - start, 1) for t in issued]}; "
               f"refused: {[(r['n'], round(r['at'] - start, 1), r['past_expiry']) for r in refused]}")
         assert drain.returncode == 0, output
-        assert f"evicted {work.WORKLOADS}/{pod}" in output
+        assert f"evicted {work.WORKLOADS}/{pod}" in output and "not recorded" not in output
         assert held > 2 * LIFE and refused and all(r["past_expiry"] >= 0 for r in refused), issuer.reviews
         # The second token announced no expiry: only the 401 its refusal gave made the drain run the plugin again.
         second_refused = min(r["at"] for r in refused if r["n"] == 2)
