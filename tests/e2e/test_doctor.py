@@ -218,7 +218,7 @@ def upgrade_state(world: World, state, since) -> None:
 
 
 @pytest.mark.milestone("installed")
-def test_a_node_stuck_draining_past_the_drain_timeout_and_one_within_it(world: World):
+def test_a_node_stuck_in_its_upgrade_state_past_its_limit_and_one_within_it(world: World):
     upgrade_state(world, "draining", ago(120))
     try:
         code, seen, findings = doctor(world, "the canary draining for two hours")
