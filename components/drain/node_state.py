@@ -10,7 +10,6 @@ from components.kubeapi.client import Api
 STATE = "ascend-npu.io/upgrade-state"
 # When the node entered its STATE (RFC 3339, UTC): the doctor finds a node stuck longer than its step may take.
 SINCE = "ascend-npu.io/upgrade-state-since"
-SINCE = "ascend-npu.io/upgrade-state-since"
 # Set only when the drain cordoned the node itself, so a node someone else cordoned stays cordoned after.
 CORDONED_BY = "ascend-npu.io/cordoned-by"
 OWNER = "ascend-npu"
