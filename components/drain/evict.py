@@ -5,6 +5,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from components.drain.budgets import SEVERAL, covering
 from components.drain.pods import name_of
 from components.kubeapi.client import Api, ApiError
 
@@ -66,7 +67,8 @@ def _ask(api: Api, pod: dict, progress: Progress, say: Callable[[str], None], gr
                 say(f"eviction of {name} refused, retrying every {RETRY:.0f} s: {err.message}")
             progress.refused[name] = err.message
             return False
-        raise DrainFailed(f"eviction of {name} failed: {err}") from None
+        detail = f" ({covering(api, pod)})" if SEVERAL in err.message else ""
+        raise DrainFailed(f"eviction of {name} failed: {err}{detail}") from None
     progress.refused.pop(name, None)
     progress.evicted.append(name)
     say(f"evicted {name}")

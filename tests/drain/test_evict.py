@@ -21,7 +21,7 @@ NO_ANSWER = ApiError(0, "the API server https://10.0.0.1:6443 did not answer: ti
 
 
 def pod(deleting: bool = False) -> dict:
-    meta = {"name": "train-0", "namespace": "team-a", "uid": "uid-1"}
+    meta = {"name": "train-0", "namespace": "team-a", "uid": "uid-1", "labels": {"app": "train", "tier": "gold"}}
     if deleting:
         meta["deletionTimestamp"] = "2026-12-04T05:00:00Z"
     return {"metadata": meta}
@@ -33,6 +33,7 @@ class ScriptedApi:
     after an accepted eviction (or at once when it was already deleting and the namespace goes)."""
 
     answers: list
+    budgets: object = ()  # the namespace's PodDisruptionBudgets, or an ApiError listing them answers
     gone_after: float = 2.0
     now: float = 0.0
     asked: list = field(default_factory=list)
@@ -54,6 +55,12 @@ class ScriptedApi:
 
     def sleep(self, seconds: float) -> None:
         self.now += seconds
+
+    def items(self, path: str, **query):
+        assert path == "/apis/policy/v1/namespaces/team-a/poddisruptionbudgets", path
+        if isinstance(self.budgets, ApiError):
+            raise self.budgets
+        return [{"metadata": {"name": name}, "spec": {"selector": selector}} for name, selector in self.budgets]
 
 
 def drain(api: ScriptedApi, timeout: float = 600, the_pod: dict | None = None) -> tuple[list[str], object]:
@@ -95,6 +102,23 @@ def test_errors_no_wait_fixes_fail_at_once_naming_the_cause(answer, named):
     said, result = drain(api)
     assert isinstance(result, DrainFailed) and named in str(result) and "team-a/train-0" in str(result)
     assert len(api.asked) == 1 and api.now == 0.0  # no retry, no wait
+
+
+BUDGETS = [("train-min", {"matchLabels": {"app": "train"}}),
+           ("gold", {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["gold", "silver"]}]}),
+           ("everything", {}),  # an empty selector selects every Pod of the namespace
+           ("infer", {"matchLabels": {"app": "infer"}}),
+           ("no-selector", None),  # and none selects none
+           ("not-batch", {"matchExpressions": [{"key": "queue", "operator": "DoesNotExist"},
+                                               {"key": "app", "operator": "NotIn", "values": ["batch"]}]})]
+
+
+def test_a_pod_under_several_budgets_fails_naming_the_budgets_that_select_it():
+    said, result = drain(ScriptedApi([TWO_BUDGETS], budgets=BUDGETS))
+    assert "budgets selecting it: everything, gold, not-batch, train-min; delete or narrow all but one" in str(result)
+    denied = ApiError(403, 'poddisruptionbudgets.policy is forbidden: User "drain" cannot list resource', "Forbidden")
+    said, result = drain(ScriptedApi([TWO_BUDGETS], budgets=denied))
+    assert "`kubectl get pdb -n team-a` shows them (listing them here failed: poddisruptionbudgets" in str(result)
 
 
 def test_a_pod_already_deleting_in_a_namespace_being_deleted_is_waited_for_not_evicted_again():
