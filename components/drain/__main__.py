@@ -72,8 +72,9 @@ def before_host(api: Api, call: DrainCall, **timer) -> dict:
     try:
         evicted = empty(api, call, tell, **timer)
     except DrainFailed as err:
-        raise fail(api, node, call, tell, err, "its host step did not run. Let the PodDisruptionBudget allow it, "
-                   "move the Pod, or opt in as named, then run `pulumi up` again") from None
+        raise fail(api, node, call, tell, err, "its host step did not run. The next `pulumi up` resumes the drain "
+                   "(it waits for Pods still terminating); before it, let the budget allow the eviction, move the "
+                   "Pod, or opt in as named") from None
     state.set_state(api, call.node, state.UPGRADING)
     record(api, node, state.UPGRADING, f"drained ({len(evicted)} Pod(s) evicted); installing {reason}", tell)
     tell(f"drained ({len(evicted)} Pod(s) evicted); host step next, {state.STATE}={state.UPGRADING}")

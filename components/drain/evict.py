@@ -75,13 +75,15 @@ def _ask(api: Api, pod: dict, progress: Progress, say: Callable[[str], None], gr
     return True
 
 
-def _left(pod: dict, asked: set[str], progress: Progress, awaited: tuple[dict, ...]) -> str:
+def _left(pod: dict, asked: set[str], progress: Progress, awaited: tuple[dict, ...], grace: Optional[int]) -> str:
     """One Pod still there at the deadline, and why."""
     name = name_of(pod)
     if any(name_of(p) == name for p in awaited):
         return f"{name} still {_terminating(pod)}"
-    return f"{name} " + ("still terminating" if name in asked
-                         else f"not evicted: {progress.refused.get(name, 'no answer')}")
+    if name in asked:
+        given = grace if grace is not None else (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+        return f"{name} still terminating" + (f" (grace period {given} s)" if given is not None else "")
+    return f"{name} not evicted: {progress.refused.get(name, 'no answer')}"
 
 
 def evict_all(api: Api, pods: list[dict], deadline: float, say: Callable[[str], None],
@@ -103,7 +105,7 @@ def evict_all(api: Api, pods: list[dict], deadline: float, say: Callable[[str], 
         if not waiting:
             break
         if clock() >= deadline:
-            raise DrainFailed("; ".join(_left(p, asked, progress, awaited) for p in waiting))
+            raise DrainFailed("; ".join(_left(p, asked, progress, awaited, grace) for p in waiting))
         pause = RETRY if any(name_of(p) not in asked for p in waiting) else 1.0
         sleep(max(0.1, min(pause, deadline - clock())))
     return progress
