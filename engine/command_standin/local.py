@@ -50,7 +50,8 @@ def _quote(text: str) -> str:
 
 
 def _signal(number: int) -> str:
+    """The signal as Go's os.ProcessState says it ("killed", "terminated"): its strsignal, lowercased."""
     try:
-        return signal.Signals(number).name.removeprefix("SIG").lower()
+        return (signal.strsignal(number) or str(number)).lower()
     except ValueError:
         return str(number)

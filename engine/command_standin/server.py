@@ -153,6 +153,7 @@ class Provider(provider_pb2_grpc.ResourceProviderServicer):
 
 def serve(engine_address: str | None = None) -> tuple[grpc.Server, int]:
     """Start the server on a free loopback port; returns it and the port."""
+    ssh.uncancel()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=64),
                          options=[("grpc.max_receive_message_length", MAX_MESSAGE),
                                   ("grpc.max_send_message_length", MAX_MESSAGE)])

@@ -18,28 +18,50 @@ SSH = shutil.which("ssh") or "/usr/bin/ssh"
 # setpriv (util-linux) asks for SIGTERM when the plugin dies, so no ssh master outlives a killed plugin; a
 # preexec_fn doing the same would run Python in a child forked from gRPC's threads.
 SETPRIV = [path, "--pdeathsig", "TERM"] if (path := shutil.which("setpriv")) else []
-_live: set[subprocess.Popen] = set()
+# Each running process, and whether Cancel ends it.
+_live: dict[subprocess.Popen, bool] = {}
 _live_lock = threading.Lock()
+_cancelled = threading.Event()
 Log = Callable[[str], None]
 
 
-def spawn(args: list[str], **kwargs) -> subprocess.Popen:
-    """Start an OpenSSH process that Cancel can end."""
+def spawn(args: list[str], cancellable: bool = True, **kwargs) -> subprocess.Popen:
+    """Start a process; Cancel ends it if CANCELLABLE (a dial, a local command), else lets it run to its end."""
     proc = subprocess.Popen(SETPRIV + args, **kwargs)
     with _live_lock:
-        _live.add(proc)
+        _live[proc] = cancellable
     return proc
+
+
+def settle(proc: subprocess.Popen) -> None:
+    """A dial that succeeded: its connection outlives Cancel, as v1.2.1 closes no client on Cancel."""
+    with _live_lock:
+        if proc in _live:
+            _live[proc] = False
 
 
 def forget(proc: subprocess.Popen) -> None:
     with _live_lock:
-        _live.discard(proc)
+        _live.pop(proc, None)
+
+
+def cancelled() -> bool:
+    return _cancelled.is_set()
+
+
+def uncancel() -> None:
+    """A plugin starts uncancelled (in-process servers of the tests start one after another)."""
+    _cancelled.clear()
 
 
 def cancel_all() -> None:
-    """Cancel: end every running SSH process, so the operations using them fail."""
+    """Cancel as v1.2.1 takes it: pulumi-go-provider v1.3.0 middleware/cancel/cancel.go:40-96 only cancels the
+    operations' contexts. A dial stops at its next wait (remote/connection.go:150-187) and a local command is
+    killed (exec.CommandContext, local/commandOutputs.go:59,113); a remote command runs to its end and is recorded
+    (session.Run ignores the context, remote/commandOutputs.go:95), and no connection is closed."""
+    _cancelled.set()
     with _live_lock:
-        procs = list(_live)
+        procs = [proc for proc, cancellable in _live.items() if cancellable]
     for proc in procs:
         if proc.poll() is None:
             proc.kill()
@@ -175,6 +197,8 @@ class Link:
             if err is None:
                 return
             dials = tries + 1
+            if cancelled():  # retry.Until's wait returns on the cancelled context
+                raise SSHError(f"after {tries} failed attempts: context canceled")
             if limit > -1 and dials > limit:
                 raise SSHError(f"after {tries} failed attempts: {err}")
             self.status(f"{what} {dials}/{'inf' if limit == -1 else limit} failed: retrying")
@@ -195,6 +219,7 @@ class Link:
                     err.seek(0)
                     return dial_error(err.read().decode(errors="replace"), hop)
                 time.sleep(0.02)
+        settle(proc)
         self.masters.append(proc)
         return None
 
@@ -213,7 +238,7 @@ class Link:
         names = " ".join(env)
         child_env = {**os.environ, **env}
         extra = ["-o", f"SendEnv={names}"] if names else []
-        proc = self.client(extra, [command], env=child_env,
+        proc = self.client(extra, [command], env=child_env, cancellable=False,
                            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
