@@ -9,21 +9,52 @@ import pytest
 
 from components.cluster.common.node_labels import READY, RESOURCE_NAMES
 from components.drain.node_state import STATE
+from components.kubeapi.client import wait_for
 from testkit.fakenode.packages import NEW
 from tests.e2e import milestones
 from tests.e2e import npu_workload as work
+from tests.e2e.interrupt import Background, installer_runs, pending_operations, run_in_progress
 from tests.e2e.milestones import CANARY, FIRST_THREE, FOURTH, SECOND, THIRD
 from tests.e2e.world import NAMESPACE, STACK, World
 
 
 @pytest.mark.milestone("upgraded", leaves="node-added")
-def test_a_node_added_is_installed_and_labelled_and_nobody_else_is_touched(world: World):
+def test_a_node_added_through_a_cancel_a_second_up_and_a_killed_cli_ends_installed_once(world: World):
+    """The new node's driver installer runs long. `pulumi cancel` (the file backend's lock deleted) lets a second
+    `up` start beside the first: the node's own lock stops it. The first is then killed outright, CLI and plugins
+    (a cancelled CI job): its installer runs on, orphaned, and an `up` meanwhile says so. The recovery docs/day-2.md
+    gives ("If `up` was interrupted") then ends in a clean `up`: the node installed once and labelled, nobody else
+    touched, no node cordoned, nothing pending."""
     milestones.write_config(world, "node-added")  # its kubelet registered first: it joined before the stack names it
     before = world.install_counts(FIRST_THREE)
+    world.nodes[FOURTH].knob("hold-driver", "45")
+    try:
+        first = Background.up(world)
+        first.once("the new node's driver installer running", lambda: "driver" in installer_runs(world, FOURTH))
+        world.pulumi("cancel", "--stack", STACK, "--yes", program=False)
+        beside = world.up(check=False)
+        assert beside.code != 0 and "another ascend-npu install is running on this node" in beside.out, \
+            beside.out[-3000:]
+        assert first.proc.poll() is None, "the first `up` ended early"
+        first.kill_all()
+        killed = first.finish()
+        assert killed.code != 0
+        pending = pending_operations(world)
+        assert ("creating", f"ascend-npu-{FOURTH}-install") in pending, pending
+        meanwhile = world.up(check=False)
+        assert meanwhile.code != 0 and "a dropped connection left it orphaned; it finishes on its own" in \
+            meanwhile.out, meanwhile.out[-3000:]
+    finally:
+        world.nodes[FOURTH].knob("hold-driver", None)
+    wait_for("the orphaned install to end", lambda: not run_in_progress(world, FOURTH), 180)
+    world.pulumi("refresh", "--stack", STACK, "--clear-pending-creates", "--yes", "--non-interactive", program=False)
+    assert pending_operations(world) == []
     world.up()
     assert world.installed(FOURTH, "driver") == NEW["driver"]
     assert world.node_labels(FOURTH).get(READY) == "true"
+    assert installer_runs(world, FOURTH).count("driver") == 1, installer_runs(world, FOURTH)
     assert world.install_counts(FIRST_THREE) == before
+    assert not any(world.cordoned(name) for name in (*FIRST_THREE, FOURTH))
 
 
 @pytest.mark.milestone("node-added", leaves="node-removed")

@@ -22,6 +22,7 @@ from engine.cache import REPO
 from testkit.fakenode.packages import NEW, OLD
 from tests.e2e import milestones
 from tests.e2e import npu_workload as work
+from tests.e2e.interrupt import Background, installer_runs, pending_operations
 from tests.e2e.least_privilege import DRAIN_RULES, docs_role, docs_rules, kubeconfig_for
 from tests.e2e.milestones import CANARY, FIRST_THREE, SECOND, THIRD
 from tests.e2e.world import CHIPS, World
@@ -109,8 +110,26 @@ def test_an_upgrade_drains_through_a_budget_and_a_failing_node_stays_cordoned(wo
 
 @pytest.mark.milestone("upgrade-stopped", leaves="upgraded")
 def test_the_upgrade_then_finishes_in_place_and_nothing_is_uninstalled(world: World):
+    """One ^C while wave 1's driver installer runs: the installer runs to its end and is recorded, nothing later
+    starts, nothing is pending; the next `up` finishes the upgrade in place."""
+    before = {name: installer_runs(world, name) for name in FIRST_THREE}
+    world.nodes[SECOND].knob("hold-driver", "6")
+    try:
+        running = Background.up(world)
+        running.once(f"{SECOND}'s driver installer running",
+                     lambda: installer_runs(world, SECOND)[len(before[SECOND]):].count("driver") == 1)
+        running.interrupt()
+        stopped = running.finish()
+    finally:
+        world.nodes[SECOND].knob("hold-driver", None)
+    assert stopped.code != 0, stopped.out[-3000:]
+    assert world.installed(SECOND, "driver") == NEW["driver"], "the installer did not run to its end"
+    assert pending_operations(world) == [], "the first ^C left an operation pending"
+    assert installer_runs(world, THIRD) == before[THIRD], "a later wave started after ^C"
     started = work.utc_now()
     run = world.up()
+    ran = {name: installer_runs(world, name)[len(before[name]):] for name in FIRST_THREE}
+    assert ran[SECOND].count("driver") == 1 and ran[THIRD].count("driver") == 1 and ran[CANARY] == [], ran
     for name in FIRST_THREE:
         assert {kind: world.installed(name, kind) for kind in ("driver", "firmware")} == \
             {"driver": NEW["driver"], "firmware": NEW["firmware"]}, name
