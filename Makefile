@@ -3,7 +3,8 @@
 # `make template STACK=<stack>` (the chart rendered offline with the stack's values);
 # `make doctor STACK=<stack>` (read-only checks of a running stack, over SSH and the API);
 # the real engine: `make engine` (build it into the machine's cache), `make cluster` / `make cluster-stop` (a local
-# control plane), `make e2e` (every scenario; `make e2e K=drain`: the scenarios whose names match, as pytest -k).
+# control plane), `make e2e` (every scenario; `make e2e K=drain`: the scenarios whose names match, as pytest -k;
+# ASCEND_NPU_COMMAND_PROVIDER=<pulumi-resource-command binary>: against it instead of the command stand-in).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from engine.cache import BIN, PULUMI_HOME, REPO, SET, locked
+from engine.cache import BIN, REPO, SET, locked
+from engine.command_provider import CommandProvider, ProviderChoiceError, answered_version, chosen
 
 POLICY_LAUNCHER = REPO / "engine" / "run-policy-pack"
 
@@ -29,12 +30,15 @@ def sdk_plugin_version(package: str) -> str:
     return json.loads((Path(spec.origin).parent / "pulumi-plugin.json").read_text())["version"]
 
 
-def cli_env(backend: Path, passphrase: str, kubeconfig: Optional[Path] = None) -> dict[str, str]:
-    """The CLI's environment: a file backend, passphrase secrets, no network, no plugin but those registered."""
+def cli_env(backend: Path, passphrase: str, kubeconfig: Optional[Path] = None,
+            provider: Optional[CommandProvider] = None) -> dict[str, str]:
+    """The CLI's environment: a file backend, passphrase secrets, no network, no plugin but those registered
+    (in the plugin cache of the command provider chosen, engine/command_provider.py)."""
+    home = (provider or chosen()).pulumi_home
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PULUMI_", "KUBECONFIG", "SSH_AUTH_SOCK"))}
     env.update({
         "PATH": f"{BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}",
-        "PULUMI_HOME": str(PULUMI_HOME),
+        "PULUMI_HOME": str(home),
         "PULUMI_BACKEND_URL": f"file://{backend}",
         "PULUMI_CONFIG_PASSPHRASE": passphrase,
         "PULUMI_SKIP_UPDATE_CHECK": "true",
@@ -52,25 +56,34 @@ def cli_env(backend: Path, passphrase: str, kubeconfig: Optional[Path] = None) -
     return env
 
 
-def install_plugins() -> None:
-    """Register the built providers under the versions the SDKs ask for, once per set (whichever clone comes first)."""
-    env = cli_env(SET / "state-unused", "unused")
-    # The command provider is a stand-in (engine/command_standin): its Go module is not served by the proxy.
+def install_plugins(provider: Optional[CommandProvider] = None) -> CommandProvider:
+    """Register the built providers under the versions the SDKs ask for, once per set and command provider (whichever
+    clone comes first), in that provider's plugin cache; says which command provider the CLI will run."""
+    provider = provider or chosen()
+    env = cli_env(SET / "state-unused", "unused", provider=provider)
+    # The command provider is the stand-in (engine/command_standin) unless ASCEND_NPU_COMMAND_PROVIDER names one:
+    # its Go module is not served by the proxy. Either is registered as the version the SDK asks for.
+    command = sdk_plugin_version("pulumi_command")
     wanted = [("kubernetes", sdk_plugin_version("pulumi_kubernetes"), BIN / "pulumi-resource-kubernetes"),
-              ("command", sdk_plugin_version("pulumi_command"),
-               REPO / "engine" / "command_standin" / "pulumi-resource-command")]
+              ("command", command, provider.binary)]
     with locked():
         for name, version, binary in wanted:
-            target = PULUMI_HOME / "plugins" / f"resource-{name}-v{version}" / f"pulumi-resource-{name}"
-            # The registered copy is the binary, byte for byte (a copy cut short by a killed install is made again).
-            if target.exists() and filecmp.cmp(target, binary, shallow=False):
-                print(f"engine: plugin {name} {version}: registered")
-                continue
-            subprocess.run([str(BIN / "pulumi"), "plugin", "install", "resource", name, version, "--file",
-                            str(binary)], env=env, check=True, capture_output=True, text=True)
-            print(f"engine: plugin {name} {version}: registered from {binary.name}")
+            print(f"engine: plugin {name} {version}: {register(provider.pulumi_home, name, version, binary, env)}")
     version = subprocess.run([str(BIN / "pulumi"), "version"], env=env, capture_output=True, text=True).stdout.strip()
     print(f"engine: pulumi CLI {version} at {BIN / 'pulumi'}")
+    print(f"engine: {provider.describe(answered_version(provider.binary), command)}", flush=True)
+    return provider
+
+
+def register(home: Path, name: str, version: str, binary: Path, env: dict[str, str]) -> str:
+    """BINARY as plugin NAME at VERSION in the plugin cache HOME, unless that copy is already the binary."""
+    target = home / "plugins" / f"resource-{name}-v{version}" / f"pulumi-resource-{name}"
+    # The registered copy is the binary, byte for byte (a copy cut short by a killed install is made again).
+    if target.exists() and filecmp.cmp(target, binary, shallow=False):
+        return "registered"
+    subprocess.run([str(BIN / "pulumi"), "plugin", "install", "resource", name, version, "--file", str(binary)],
+                   env={**env, "PULUMI_HOME": str(home)}, check=True, capture_output=True, text=True)
+    return f"registered from {binary}"
 
 
 @dataclass
@@ -103,4 +116,7 @@ class ProgramHost:
 
 
 if __name__ == "__main__":
-    install_plugins()
+    try:
+        install_plugins()
+    except ProviderChoiceError as problem:
+        sys.exit(f"engine: {problem}")

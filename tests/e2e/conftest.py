@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from engine.cache import REPO, build_problems
-from engine.pulumi_cli import POLICY_LAUNCHER
+from engine.command_provider import ProviderChoiceError
+from engine.pulumi_cli import POLICY_LAUNCHER, install_plugins
 from testkit.fakenode.node import missing_requirements
 from testkit.fakenode.packages import build_packages
 from tests.e2e import milestones
@@ -62,6 +63,11 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         if os.environ.get("ASCEND_E2E_REQUIRED") == "1":
             pytest.fail(why)
         pytest.skip(why)
+    try:
+        # Registered for this run (ASCEND_NPU_COMMAND_PROVIDER, else the stand-in), and said before anything runs.
+        install_plugins()
+    except ProviderChoiceError as problem:
+        pytest.fail(str(problem))
     root = tmp_path_factory.mktemp("e2e")
     lab = Lab(root, build_packages(root / "ascend-packages"))
     try:
