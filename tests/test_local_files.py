@@ -38,12 +38,17 @@ def test_a_complete_directory_and_a_mirror_stack_have_no_problem(tmp_path):
 
 
 def test_the_agent_is_used_only_when_the_stack_says_so():
-    """pulumi-command v1.2.1 dials SSH_AUTH_SOCK whenever it is non-empty, even beside sshPrivateKey."""
+    """pulumi-command v1.2.1 dials SSH_AUTH_SOCK whenever it is non-empty, even beside sshPrivateKey, and a stale one
+    fails every step, though the agent's keys are never offered beside the stack's."""
     keyed = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": False}}, private_key="KEY",
                         private_key_is_secret=True)
     agent = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": True}}, private_key=None)
     assert [p.field for p in agent_problems(keyed, {"SSH_AUTH_SOCK": "/run/user/0/agent.sock"})] == ["sshPrivateKey"]
     assert "SSH_AUTH_SOCK= pulumi up" in agent_problems(keyed, {"SSH_AUTH_SOCK": "/tmp/a"})[0].message
+    # The reason is what v1.2.1 does: it never offers the agent's keys, and a stale socket fails every dial.
+    reason = agent_problems(keyed, {"SSH_AUTH_SOCK": "/tmp/a"})[0].message
+    assert "never offer its keys" in reason and "stale SSH_AUTH_SOCK) fails every step" in reason
+    assert "let in" not in reason
     # It names the command the user ran: a preview is refused with a preview to rerun.
     assert "SSH_AUTH_SOCK= pulumi preview`" in agent_problems(keyed, {"SSH_AUTH_SOCK": "/tmp/a"}, "preview")[0].message
     assert agent_problems(keyed, {"SSH_AUTH_SOCK": ""}) == agent_problems(keyed, {}) == []

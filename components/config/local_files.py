@@ -27,15 +27,18 @@ def local_file_problems(spec: StackSpec, cwd: Path) -> list[Problem]:
 
 
 def agent_problems(spec: StackSpec, environ: Mapping[str, str], command: str = "up") -> list[Problem]:
-    """The SSH agent is used exactly when the stack says so: pulumi-command v1.2.1 offers an agent's keys whenever
-    SSH_AUTH_SOCK is non-empty in its environment (this one), after sshPrivateKey's
-    (provider/pkg/provider/remote/connection.go, connection_unix.go tryGetDefaultAgentSocket)."""
+    """The SSH agent is used exactly when the stack says so. Beside sshPrivateKey, pulumi-command v1.2.1 dials the
+    agent of a non-empty SSH_AUTH_SOCK for every connection and fails the dial when it cannot (remote/connection.go
+    L131-145, connection_unix.go L12-21), yet never offers its keys: x/crypto tries each method name once, and the
+    key and the agent are both "publickey" (ssh/client_auth.go L86-110, L220 at v0.48.0)."""
     socket = environ.get("SSH_AUTH_SOCK", "")
     if spec.ssh_private_key is not None and socket:
-        return [Problem("sshPrivateKey", "is set while SSH_AUTH_SOCK is too: the command provider would also offer "
-                                         "the agent's keys, so a node that refuses the stack's key could still let "
-                                         f"in another one; run `SSH_AUTH_SOCK= pulumi {command}`, or use the agent "
-                                         "alone (ssh.useAgent: true, no sshPrivateKey)")]
+        return [Problem("sshPrivateKey", "is set while SSH_AUTH_SOCK is too: the command provider would connect to "
+                                         "that agent for every SSH connection and never offer its keys beside the "
+                                         "stack's, so it adds nothing, and an agent that is gone (a stale "
+                                         "SSH_AUTH_SOCK) fails every step before SSH starts; run "
+                                         f"`SSH_AUTH_SOCK= pulumi {command}`, or use the agent alone "
+                                         "(ssh.useAgent: true, no sshPrivateKey)")]
     if spec.ssh.use_agent and not socket:
         return [Problem("ssh.useAgent", "true, but SSH_AUTH_SOCK is not set here: start an agent and add the key "
                                         "(`eval $(ssh-agent) && ssh-add KEYFILE`), or set sshPrivateKey instead")]
