@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from bench.chart_cost import measure_chart, print_chart_cost
+from bench.connections import measure_connections, print_connections
 from bench.host_faults import print_fault_table, run_scenarios
 from bench.host_step_runs import measure_host_runs
 from bench.planning_cost import CRASH_CHECK, figures, measure, print_table
@@ -28,10 +29,12 @@ def main() -> None:
               (f"error: {crash['error']}" if "error" in crash else
                f"{crash['resources']} resources, {crash['cpu_s']:.2f} s CPU"))
         pack = measure("policy", 1000, 8, write_synthetic(1000, work))
+        connections = measure_connections(write_synthetic(1000, work))
     print("policy pack over gRPC, 1000 nodes: " + ("error: " + pack["error"] if "error" in pack else
           f"{pack['resources']} resources, {pack['analyze_ms_per_resource']:.2f} ms wall per Analyze call, "
           f"AnalyzeStack {pack['analyze_stack_s']:.2f} s, pack CPU {pack['pack_cpu_ms_per_resource']:.2f} ms per "
           f"resource (its start included), {pack['violations']} violations"))
+    print_connections(connections)
     host = measure_host_runs()
     print("host steps on the fake node over SSH: " + ", ".join(f"{k} {v:.2f} s" if isinstance(v, float) else
                                                                f"{k} {v}" for k, v in host.items()))
