@@ -148,7 +148,8 @@ class Bastion(SpecModel):
     host: str = Field(description="Address of the bastion.")
     port: int = Field(22, ge=1, le=65535, description="SSH port of the bastion.")
     user: Optional[str] = Field(None, pattern=LOGIN_NAME, description="User on the bastion; defaults to `ssh.user`.")
-    host_key: str = Field(description="Pinned public host key of the bastion (`ssh-keyscan` output).")
+    host_key: str = Field(description="Pinned public host key of the bastion, ed25519 or ecdsa (RSA is refused): "
+                                      "`ssh-keyscan -t ed25519 -p <port> <host>`.")
 
     _host = field_validator("host")(classmethod(lambda cls, v: address(v)))
 
@@ -184,7 +185,8 @@ class Node(SpecModel):
 
     name: str = Field(pattern=DNS_SUBDOMAIN, max_length=253, description="Kubernetes node name.")
     address: str = Field(description="IP address or DNS name SSH connects to.")
-    host_key: str = Field(description="Pinned public host key (`ssh-keyscan -t ed25519 <address>`).")
+    host_key: str = Field(description="Pinned public host key, ed25519 or ecdsa (RSA is refused): "
+                                      "`ssh-keyscan -t ed25519 -p <ssh.port> <address>`.")
     pool: Optional[str] = Field(None, pattern=DNS_LABEL, description="Pool whose defaults this node takes.")
     wave: Optional[int] = Field(None, ge=1, description="Rollout wave (1, 2, ...); canaries always go first.")
     chip: Optional[Chip] = Field(None, description="Chip type; overrides the pool.")
