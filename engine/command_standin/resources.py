@@ -9,7 +9,7 @@ import secrets
 import subprocess
 from typing import Callable
 
-from . import local, sftp
+from . import env_requests, local, sftp
 from .props import (
     ARCHIVE_SIG,
     ASSET_SIG,
@@ -113,9 +113,10 @@ def run(props: dict, command: str, previous: dict, status: Status, log: Status, 
     env = run_env(p, previous)
     try:
         with Link(p["connection"], status) as link:
+            env_requests.check(link, p.get("environment") or {}, env, log)
             result = link.run(command, p.get("stdin") or None, env, logged_streams(p), log)
             lost = result.code < 0 or (result.code == 255 and not link.alive())
-    except (SSHError, OSError, subprocess.SubprocessError) as err:
+    except (SSHError, env_requests.Refused, OSError, subprocess.SubprocessError) as err:
         raise CommandError(str(err)) from None
     if lost:
         raise CommandError(f"wait: remote command exited without exit status or exit signal: running "

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from .sshconfig import PROXY, TARGET, SSHError, host_block, join_host_port
+from .sshconfig import PROXY, TARGET, SSHError, host_block, join_host_port, parse_host_key
 
 SSH = shutil.which("ssh") or "/usr/bin/ssh"
 # setpriv (util-linux) asks for SIGTERM when the plugin dies, so no ssh master outlives a killed plugin; a
@@ -67,6 +67,32 @@ def cancel_all() -> None:
             proc.kill()
 
 
+# util/util.go:32-53 LogOutput reads the logged streams with a bufio.Scanner at its default limit
+# (bufio.MaxScanTokenSize, 64 KiB): at a longer line Scan stops and nothing reads the pipe again, so the session's
+# next write blocks and session.Run never returns, even once the command ended (remote/commandOutputs.go:77-98;
+# local/commandOutputs.go alike). Cancel does not end it either; only release_stalls() does, for the tests.
+MAX_LINE = 64 * 1024
+_stalls: set[threading.Event] = set()
+
+
+def stall(proc: subprocess.Popen) -> None:
+    """Stop reading PROC's output as v1.2.1 does after a line over MAX_LINE, until release_stalls()."""
+    released = threading.Event()
+    with _live_lock:
+        _stalls.add(released)
+    released.wait()
+    proc.kill()
+
+
+def release_stalls() -> None:
+    """End every command stalled on a long line (for the tests: v1.2.1 has no way out)."""
+    with _live_lock:
+        stalls = list(_stalls)
+        _stalls.clear()
+    for released in stalls:
+        released.set()
+
+
 @dataclass
 class Result:
     code: int
@@ -100,6 +126,10 @@ def collect(proc: subprocess.Popen, stdin: str | None, logged: tuple[str, ...], 
                     pending[:] = rest
                     for line in lines:
                         emit(line)
+                stuck = name in logged and len(pending) >= MAX_LINE
+            if stuck:
+                stall(proc)
+                return
 
     def feed() -> None:
         try:
@@ -210,9 +240,11 @@ class Link:
         """One dial: an OpenSSH control master; its socket appears once the login succeeded."""
         sock = os.path.join(self.dir, f"{alias}.sock")
         with open(os.path.join(self.dir, f"{alias}.err"), "w+b") as err:
-            # A master forwards only the env its own SendEnv allows; with -N it opens no session of its own.
+            # A master forwards only the env its own SendEnv allows; with -N it opens no session of its own. Its
+            # LogLevel INFO keeps OpenSSH's "Unable to negotiate ..." line, which dial_error words as x/crypto does.
             proc = spawn([SSH, "-F", self.config, "-M", "-N", "-T", "-o", "ControlPersist=no", "-o", "SendEnv=*",
-                          alias], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+                          "-o", "LogLevel=INFO", alias], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=err, env=env)
             while not os.path.exists(sock):
                 if proc.poll() is not None:
                     forget(proc)
@@ -255,7 +287,7 @@ def dial_error(stderr: str, hop: dict) -> str:
     if "Host key verification failed" in stderr:
         said = "ssh: handshake failed: ssh: host key mismatch"
     elif "no matching host key type" in stderr:
-        said = "ssh: handshake failed: ssh: no common algorithm for host key"
+        said = "ssh: handshake failed: ssh: no common algorithm for host key" + host_key_offers(stderr, hop)
     elif "Permission denied" in stderr:
         said = "ssh: handshake failed: ssh: unable to authenticate, no supported methods remain"
     elif "Connection refused" in stderr:
@@ -265,3 +297,11 @@ def dial_error(stderr: str, hop: dict) -> str:
     else:
         return f"ssh: {last}"
     return f"{said} (OpenSSH: {last})"
+
+
+def host_key_offers(stderr: str, hop: dict) -> str:
+    """`; we offered: [...], peer offered: [...]` as x/crypto's AlgorithmNegotiationError says it (common.go:422)."""
+    theirs = stderr.split("Their offer:", 1)[1].split()[0].split(",") if "Their offer:" in stderr else []
+    ours = [parse_host_key(hop["hostKey"])[0]] if hop.get("hostKey") else []
+    return f"; we offered: [{' '.join(ours)}], peer offered: [{' '.join(theirs)}]"
+

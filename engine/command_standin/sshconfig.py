@@ -13,6 +13,7 @@ import subprocess
 TARGET, PROXY = "standin-target", "standin-proxy"
 # Hosts and users go into an ssh_config line: anything that could be read as more than one word is refused.
 PLAIN = re.compile(r"^[A-Za-z0-9._:@+\[\]-]+$")
+KEY_TYPE = re.compile(r"^(ssh|ecdsa|sk)-[a-z0-9@.-]+$")
 
 
 def join_host_port(host: str, port) -> str:
@@ -39,7 +40,8 @@ def _askpass(directory: str, name: str, secret: str) -> str:
 
 
 def parse_host_key(text: str) -> tuple[str, str]:
-    """ssh.ParseAuthorizedKey's reading of hostKey: optional options, then `type base64 [comment]`."""
+    """ssh.ParseAuthorizedKey's reading of hostKey: optional options, then `label base64 [comment]`; the key's type
+    is the blob's own, whatever the label says (golang.org/x/crypto v0.48.0 ssh/keys.go:224-231)."""
     words = text.split()
     for i in range(len(words) - 1):
         try:
@@ -47,8 +49,9 @@ def parse_host_key(text: str) -> tuple[str, str]:
             (size,) = struct.unpack(">I", blob[:4])
         except (ValueError, struct.error):
             continue
-        if blob[4:4 + size].decode(errors="replace") == words[i]:
-            return words[i], words[i + 1]
+        kind = blob[4:4 + size].decode(errors="replace")
+        if KEY_TYPE.match(kind):
+            return kind, words[i + 1]
     raise SSHError("failed to parse host key: ssh: no key found")
 
 
@@ -99,7 +102,8 @@ def host_block(directory: str, alias: str, hop: dict, proxy_command: str | None)
     if hop.get("hostKey"):
         kind, blob = parse_host_key(hop["hostKey"])
         known = _write(os.path.join(directory, f"{alias}.known_hosts"), f"{alias} {kind} {blob}\n")
-        # ssh.FixedHostKey plus HostKeyAlgorithms = [the pinned key's type], exactly as connection.go sets them.
+        # ssh.FixedHostKey plus HostKeyAlgorithms = [the pinned key's type], exactly as connection.go:88-98 sets
+        # them: for an RSA key that is `ssh-rsa`, which to OpenSSH as to x/crypto means the SHA-1 signature alone.
         lines += [f"UserKnownHostsFile {known}", "StrictHostKeyChecking yes", f"HostKeyAlgorithms {kind}"]
     else:
         lines += ["UserKnownHostsFile /dev/null", "StrictHostKeyChecking no"]  # ssh.InsecureIgnoreHostKey
