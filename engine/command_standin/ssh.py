@@ -120,13 +120,17 @@ def collect(proc: subprocess.Popen, stdin: str | None, logged: tuple[str, ...], 
             with lock:
                 chunks[name].append(chunk)
                 combined.append(chunk)
+                stuck = False
                 if name in logged:
                     pending.extend(chunk)
                     *lines, rest = bytes(pending).split(b"\n")
                     pending[:] = rest
                     for line in lines:
+                        stuck = len(line) >= MAX_LINE  # the line and its \n do not fit the Scanner's buffer
+                        if stuck:
+                            break
                         emit(line)
-                stuck = name in logged and len(pending) >= MAX_LINE
+                    stuck = stuck or len(pending) >= MAX_LINE
             if stuck:
                 stall(proc)
                 return

@@ -4,7 +4,8 @@ Each fake `.run` file execs this with its own name, kind, version and arch, then
 firmware take the flags and give the exit codes of components/releases/npu-driver.yaml and npu-firmware.yaml (2:
 installed, reboot needed), CANN those of cann.yaml; the Ascend Docker Runtime is runtime_installer.py.
 Knobs: `installer-sleep` (seconds per run), `fail-<kind>` (stop half way: files copied, no version file),
-`driver-hot-reset` (`ok`: the driver resets the NPUs itself and exits 0 instead of asking for a reboot).
+`driver-hot-reset` (`ok`: the driver resets the NPUs itself and exits 0 instead of asking for a reboot),
+`long-line` (bytes: each run first prints one line that long, of two-byte UTF-8 characters among ASCII).
 """
 from __future__ import annotations
 
@@ -125,11 +126,20 @@ def install(root: Path, kind: str, version: str, arch: str, args: list[str]) -> 
     return reboot if kind == "firmware" and action == "--upgrade" else 0
 
 
+def print_long_line(size: int) -> None:
+    """One line of SIZE bytes (whole characters only) on stdout, as some installers print a progress bar."""
+    if size:
+        line = ("npu-\u00e9-" * size).encode()[:size].decode(errors="ignore")
+        sys.stdout.buffer.write(line.encode() + b"\n")
+        sys.stdout.flush()
+
+
 def main(argv: list[str]) -> int:
     file, kind, version, arch, *args = argv
     # When each run started, wall clock: the end-to-end run reads the order of nodes across waves from it.
     sandbox.log("installer-starts.log", f"{time.time():.6f} {kind}")
     time.sleep(float(sandbox.knob("installer-sleep", "0")))
+    print_long_line(int(sandbox.knob("long-line", "0")))
     try:
         code = install(sandbox.root(), kind, version, arch, args)
         time.sleep(float(sandbox.knob(f"hold-{kind}", "0")))

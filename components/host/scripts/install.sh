@@ -86,6 +86,7 @@ main() {
 # The parameters first; then a mirror login comes as the one line of stdin (never on a command line or in the
 # environment, never exported); nothing the step runs reads stdin after that.
 start() {
+  keep_lines_short
   require_params
   if [[ $ASCEND_MIRROR_LOGIN == stdin ]]; then IFS= read -r MIRROR_CREDENTIALS || true; fi
   main </dev/null

@@ -22,6 +22,28 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap '' HUP PIPE
 
+# keep_lines_short: from here on, each line the step prints reaches `pulumi up` at most FOLD_AT bytes long.
+# pulumi-command v1.2.1 reads a command's output with a bufio.Scanner (64 KiB at most a line,
+# provider/pkg/provider/util/util.go:32-53) and, past a longer line, stops reading, so the command never ends
+# (remote/commandOutputs.go:77-98). A longer line (an installer's log tail, a progress bar) is folded between UTF-8
+# characters, each further piece headed FOLD_MARK; the node's logs keep it whole. Bash's `read`, not awk: mawk (the
+# awk of Debian and Ubuntu) reads a pipe in blocks and would hold each line back until the step ends.
+FOLD_AT=16384
+FOLD_MARK="[line continued] "
+fold_long_lines() {
+  local LC_ALL=C line cut
+  while IFS= read -r line || [[ -n $line ]]; do
+    while ((${#line} > FOLD_AT)); do
+      cut=$FOLD_AT
+      while ((cut > 1)) && [[ ${line:cut:1} == [$'\x80'-$'\xbf'] ]]; do cut=$((cut - 1)); done
+      printf '%s\n' "${line:0:cut}"
+      line=$FOLD_MARK${line:cut}
+    done
+    printf '%s\n' "$line"
+  done
+}
+keep_lines_short() { exec > >(fold_long_lines) 2> >(fold_long_lines >&2); }
+
 say() {
   printf '[%s] %s\n' "$STEP" "$*" 2>/dev/null || true
   log_line "$*"
@@ -44,7 +66,7 @@ say_log_path() {
 }
 
 # record_settings FILE: this step's ASCEND_* parameters (those of its command line, never the sandbox root nor a
-# mirror login, which is never exported), one KEY=VALUE a line, root-only, replaced atomically.
+# mirror login, which is never exported), one KEY=VALUE a line, root-only, kept with keep_record.
 record_settings() {
   local name lines=()
   for name in $(compgen -e | grep '^ASCEND_' | sort); do
@@ -53,10 +75,20 @@ record_settings() {
     lines+=("$name=${!name}")
   done
   mkdir -p "${1%/*}"
-  temp_file "${1%/*}/.settings.XXXXXX"
+  temp_file "${1%/*}/.${1##*/}.new.XXXXXX"
   printf '%s\n' "${lines[@]}" >"$REPLY"
   chmod 0600 "$REPLY"
-  mv -f "$REPLY" "$1"
+  keep_record "$1" "$REPLY"
+}
+
+# keep_record FILE NEW: FILE gets NEW's content only when it differs, durably (NEW synced, renamed over FILE, the
+# directory synced), so a run with nothing new to record leaves FILE, its time and its inode as they were. A sync
+# without file operands (coreutils before 8.24) syncs everything.
+keep_record() {
+  if cmp -s "$2" "$1"; then return 0; fi
+  sync -- "$2" 2>/dev/null || sync
+  mv -f "$2" "$1"
+  sync -- "${1%/*}" 2>/dev/null || sync
 }
 
 # restart_engine UNIT: `systemctl restart UNIT` within rollout.timeouts.engineRestart; a restart that hangs or fails
@@ -98,6 +130,8 @@ temp_file() {
 # at_exit COMMAND...: run COMMAND when the step ends, whichever way (before its temp files go).
 EXIT_HOOKS=()
 at_exit() { EXIT_HOOKS+=("$*"); }
+# Run after the exit hooks and the temp files are gone (the run lock's release, run_lock.sh).
+LAST_HOOK=""
 
 remove_temp_files() {
   local path hook
@@ -107,6 +141,7 @@ remove_temp_files() {
   for path in "${TEMP_FILES[@]:-}"; do
     if [[ -n $path ]]; then rm -rf -- "$path"; fi
   done
+  if [[ -n ${LAST_HOOK:-} ]]; then $LAST_HOOK || true; fi
 }
 
 # The parameters this step's command must set, each declared in components/host/parameters.py (host_steps()

@@ -31,4 +31,5 @@ main() {
   fi
 }
 
+keep_lines_short
 main </dev/null

@@ -53,4 +53,14 @@ hold_run_lock() {
   flock -n 9 || die "$(lock_holder); nothing was changed"
   { printf 'pid=%s\nsession=%s\nstep=%s\nsince=%s\n' "$$" "$(ssh_session)" "$STEP" "$(date -u +%FT%TZ)" \
     >"$RUN_LOCK.holder"; } 2>/dev/null || true
+  # shellcheck disable=SC2034 # run by remove_temp_files (lib.sh)
+  LAST_HOOK=release_run_lock
+}
+
+# Last thing a run does: the holder record goes with the lock, unless a program the run started (an installer still
+# running) holds the lock on; so a run with nothing to do leaves no new file under the state directory.
+release_run_lock() {
+  exec 9>&-
+  { exec 8>>"$RUN_LOCK" && flock -n 8 && rm -f "$RUN_LOCK.holder"; } 2>/dev/null || true
+  exec 8>&-
 }

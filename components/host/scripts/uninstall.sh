@@ -78,4 +78,5 @@ main() {
   die "${#FAILED[@]} package(s) not uninstalled; fix and rerun the destroy"
 }
 
+keep_lines_short
 main </dev/null

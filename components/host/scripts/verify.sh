@@ -45,4 +45,5 @@ main() {
   return "$verdict"
 }
 
+keep_lines_short
 main </dev/null
