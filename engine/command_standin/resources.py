@@ -135,7 +135,7 @@ def copy_source(inputs: dict, status: Status) -> None:
     """copyToRemote (remote/copyController.go): dial, open SFTP, copy."""
     p = plain(inputs)
     try:
-        with Link(p["connection"], status) as link:
+        with Link(p["connection"], status, keep_target=False) as link:
             proc = link.client(["-s"], ["sftp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL)
             try:

@@ -22,6 +22,8 @@ SETPRIV = [path, "--pdeathsig", "TERM"] if (path := shutil.which("setpriv")) els
 _live: dict[subprocess.Popen, bool] = {}
 _live_lock = threading.Lock()
 _cancelled = threading.Event()
+# Connections v1.2.1 never closes, open until the plugin exits.
+_held: list[subprocess.Popen] = []
 Log = Callable[[str], None]
 
 
@@ -47,6 +49,12 @@ def forget(proc: subprocess.Popen) -> None:
 
 def cancelled() -> bool:
     return _cancelled.is_set()
+
+
+def held_open() -> int:
+    """How many dialled connections are still open that no operation uses any more."""
+    with _live_lock:
+        return sum(proc.poll() is None for proc in _held)
 
 
 def uncancel() -> None:
@@ -162,27 +170,35 @@ def collect(proc: subprocess.Popen, stdin: str | None, logged: tuple[str, ...], 
 
 
 class Link:
-    """One dialled connection to the target (through its proxy when it has one), closed on exit."""
+    """One dialled connection to the target (through its proxy when it has one), left open as v1.2.1 leaves it."""
 
-    def __init__(self, connection: dict, status: Log):
-        self.connection, self.status = connection, status
+    def __init__(self, connection: dict, status: Log, keep_target: bool = True):
+        self.connection, self.status, self.keep_target = connection, status, keep_target
         self.dir = tempfile.mkdtemp(prefix="cmd-standin-")
         self.config = os.path.join(self.dir, "config")
         self.masters: list[subprocess.Popen] = []
+        self.proxy: subprocess.Popen | None = None
 
     def __enter__(self) -> Link:
         try:
             self._dial()
         except BaseException:
-            self.close()
+            self.close(keep_target=False)
             raise
         return self
 
     def __exit__(self, *exc) -> None:
-        self.close()
+        self.close(self.keep_target)
 
-    def close(self) -> None:
+    def close(self, keep_target: bool = False) -> None:
+        """Close what v1.2.1 closes: never the proxy client (connection.go L211-242), the target client only after
+        a copy (copyController.go L169-173), not after a command (commandOutputs.go L31-40). What stays open is
+        held until the plugin exits (the masters die with it, --pdeathsig)."""
         for proc in reversed(self.masters):
+            if proc is self.proxy or keep_target:
+                with _live_lock:
+                    _held.append(proc)
+                continue
             if proc.poll() is None:
                 proc.terminate()
                 try:
@@ -217,6 +233,7 @@ class Link:
                 self._dial_hop(PROXY, proxy, "Dial proxy", envs[PROXY])
             except SSHError as err:
                 raise SSHError(f"proxy: {err}") from None
+            self.proxy = self.masters[-1]
         try:
             self._dial_hop(TARGET, conn, "Dial", envs[TARGET])
         except SSHError as err:
