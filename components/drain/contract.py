@@ -20,6 +20,8 @@ PYTHON = '"${ASCEND_NPU_PYTHON:-.venv/bin/python}"'
 # What the host step will change that kills NPU work; `pulumi preview --diff` shows it as the step's environment.
 REASON_ENV = "ASCEND_NPU_DRAIN_FOR"
 STEPS = ("before-host", "after-host", "leave")
+# Pod names in the output line at most: 100 names of up to 317 characters (namespace/name) stay under 32 KiB.
+LISTED = 100
 
 
 class ContractError(ValueError):
@@ -66,7 +68,13 @@ class DrainCall:
         return {REASON_ENV: self.reason}
 
     def result_line(self, result: dict) -> str:
-        """The step's last output line, which the next run of the same step reads back (previous_reason)."""
+        """The step's last output line, which the next run of the same step reads back (previous_reason). Its list
+        of evicted Pods is cut at LISTED names (their count kept): pulumi-command v1.2.1 stops reading a command's
+        output at a line of 64 KiB and the step never ends (util/util.go L32-53); each name is also on a line of
+        its own above."""
+        evicted = result.get("evicted")
+        if isinstance(evicted, list) and len(evicted) > LISTED:
+            result = {**result, "evicted": evicted[:LISTED], "evicted_count": len(evicted)}
         return json.dumps({"contract": CONTRACT, "node": self.node, "for": self.reason, **result}, sort_keys=True)
 
 

@@ -90,3 +90,11 @@ def test_a_line_from_a_newer_program_is_refused_saying_so(capsys):
     err = capsys.readouterr().err
     assert f"contract {CONTRACT + 1}" in err and "last ran `pulumi up`" in err
 
+
+
+def test_the_output_line_stays_far_under_the_providers_64_kib_line_limit_however_many_pods_went():
+    names = [f"{'n' * 63}/{'p' * 253}-{i}" for i in range(5000)]
+    line = DrainCall("before-host", "npu-01", reason="driver x").result_line({"drained": True, "evicted": names})
+    assert len(line.encode()) < 32 * 1024
+    back = json.loads(line)
+    assert back["evicted_count"] == 5000 and back["evicted"] == names[:100] and previous_reason(line) == "driver x"
