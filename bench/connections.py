@@ -17,15 +17,14 @@ from pathlib import Path
 import yaml
 
 from bench.synthetic import ROOT
-from components.plan.recorder import run_program
+from components.plan.recorder import SECRET_SIG, SIG_KEY, run_program
 from components.plan.stack_files import read_stack_config
 
-SECRET = "4dabf18193072939515e22adb298388d"
 COMMAND, COPY = "command:remote:Command", "command:remote:CopyToRemote"
 
 
 def _plain(value):
-    return value.get("value") if isinstance(value, dict) and SECRET in value else value
+    return value.get("value") if isinstance(value, dict) and value.get(SIG_KEY) == SECRET_SIG else value
 
 
 def held(resources: list) -> dict:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bench.connections import COMMAND, COPY, SECRET, count, held
+from bench.connections import COMMAND, COPY, count, held
 from bench.synthetic import write_synthetic
+from components.plan.recorder import SECRET_SIG, SIG_KEY
 
 
 @dataclass
@@ -15,7 +16,7 @@ class Made:
 
 
 def node_steps(proxy: bool) -> list[Made]:
-    connection = {SECRET: "1b47061264138c4ac30d75fd1eb44270",
+    connection = {SIG_KEY: SECRET_SIG,
                   "value": {"host": "n", **({"proxy": {"host": "b"}} if proxy else {})}}
     return [Made("ascend-npu:index:AscendHost"), Made(COPY, {"connection": connection}),
             *[Made(COMMAND, {"connection": connection}) for _ in range(3)], Made("command:local:Command")]

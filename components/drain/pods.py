@@ -73,9 +73,6 @@ class Selection:
     awaited: list[dict] = field(default_factory=list)
     refused: dict[str, list[str]] = field(default_factory=dict)
 
-    def pods(self) -> list[dict]:
-        return self.evict + self.awaited
-
 
 def name_of(pod: dict) -> str:
     meta = pod.get("metadata") or {}

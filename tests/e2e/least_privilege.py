@@ -33,29 +33,30 @@ def docs_role(where: tuple[str, str]) -> tuple[str, list[dict]]:
     return block["namespace"], block["rules"]
 
 
+RBAC = "rbac.authorization.k8s.io/v1"
+
+
+def bind(kube: Api, name: str, subject: dict, rules: list[dict], role: tuple[str, list[dict]] | None = None) -> None:
+    """A ClusterRole NAME of RULES (and a Role NAME of ROLE's rules in its namespace), each bound to SUBJECT."""
+    scopes = [("/apis/" + RBAC, "ClusterRole", rules)]
+    if role is not None:
+        scopes.append((f"/apis/{RBAC}/namespaces/{role[0]}", "Role", role[1]))
+    for base, kind, granted in scopes:
+        kube.create(f"{base}/{kind.lower()}s", {"apiVersion": RBAC, "kind": kind, "metadata": {"name": name},
+                                                "rules": granted})
+        kube.create(f"{base}/{kind.lower()}bindings", {
+            "apiVersion": RBAC, "kind": f"{kind}Binding", "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
+            "subjects": [subject]})
+
+
 def kubeconfig_for(kube: Api, name: str, rules: list[dict], server: str, ca: Path, folder: Path,
                    context: str = "", role: tuple[str, list[dict]] | None = None) -> Path:
     """A ServiceAccount NAME with a ClusterRole of RULES (and a Role in ROLE's namespace) bound to it, and a
     kubeconfig holding a short-lived token (its context named CONTEXT, default NAME)."""
-    if role is not None:
-        namespace, role_rules = role
-        rbac = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}"
-        kube.create(f"{rbac}/roles", {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                                      "metadata": {"name": name}, "rules": role_rules})
-        kube.create(f"{rbac}/rolebindings", {
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]})
     kube.create(f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts",
                 {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}})
-    kube.create("/apis/rbac.authorization.k8s.io/v1/clusterroles",
-                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name},
-                 "rules": rules})
-    kube.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                 "metadata": {"name": name},
-                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-                 "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}]})
+    bind(kube, name, {"kind": "ServiceAccount", "name": name, "namespace": NAMESPACE}, rules, role)
     token = kube.request("POST", f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{name}/token",
                          {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
                           "spec": {"expirationSeconds": 600}})["status"]["token"]

@@ -17,7 +17,7 @@ from engine.cache import REPO, build_problems
 from engine.cluster import kwok_stages_dir, register_nodes
 from engine.control_plane import ControlPlane
 from tests.e2e import npu_workload as work
-from tests.e2e.least_privilege import DRAIN_RULES, docs_role, docs_rules
+from tests.e2e.least_privilege import DRAIN_RULES, bind, docs_role, docs_rules
 from tests.e2e.token_issuer import USER, TokenIssuer
 
 NODE, RESOURCE = "token-npu-01", "huawei.com/Ascend910"
@@ -48,21 +48,8 @@ def running_pod(kube: Api) -> str:
 def drain_user(kube: Api) -> None:
     """The drain's rules as the docs give them (cluster-wide, and the Role for its Events), bound to the webhook's
     user."""
-    namespace, events = docs_role(DRAIN_RULES)
-    rbac = f"/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}"
-    kube.create(f"{rbac}/roles", {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                                  "metadata": {"name": USER}, "rules": events})
-    kube.create(f"{rbac}/rolebindings", {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": USER},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": USER},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER}]})
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": USER},
-            "rules": docs_rules(DRAIN_RULES)}
-    kube.create("/apis/rbac.authorization.k8s.io/v1/clusterroles", role)
-    kube.create("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": USER},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": USER},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER}]})
+    bind(kube, USER, {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": USER},
+         docs_rules(DRAIN_RULES), docs_role(DRAIN_RULES))
 
 
 def exec_kubeconfig(plane: ControlPlane, issuer: TokenIssuer) -> str:

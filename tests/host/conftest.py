@@ -1,4 +1,5 @@
-"""Fixtures of the host tests: the fake packages, a fresh fake Ascend node per test, a second sshd on it."""
+"""Fixtures of the host tests: the fake packages, a fresh fake Ascend node per test, a second sshd on it, the command
+provider stand-in over gRPC."""
 from __future__ import annotations
 
 import socket
@@ -6,8 +7,11 @@ import subprocess
 import time
 from pathlib import Path
 
+import grpc
 import pytest
+from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
+from engine.command_standin import server
 from testkit.fakenode.node import SSHD, FakeNode, missing_requirements
 from testkit.fakenode.packages import PackageSet, build_packages
 
@@ -52,3 +56,17 @@ def second_sshd(node, tmp_path):
     yield port
     sshd.terminate()
     sshd.wait(timeout=10)
+
+
+@pytest.fixture
+def provider():
+    """The pulumi-command stand-in over gRPC, configured as the engine configures it; the client takes a failure's
+    whole text, as the engine (Go gRPC: 16 MB of metadata) does, where Python's gRPC stops at 16 KiB."""
+    grpc_server, port = server.serve()
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.max_metadata_size", 16 << 20)])
+    stub = provider_pb2_grpc.ResourceProviderStub(channel)
+    stub.Configure(provider_pb2.ConfigureRequest(acceptSecrets=True, sends_old_inputs=True,
+                                                 sends_old_inputs_to_delete=True))
+    yield stub
+    channel.close()
+    grpc_server.stop(None)

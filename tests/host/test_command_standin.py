@@ -37,18 +37,6 @@ def urn(token: str, name: str) -> str:
     return f"urn:pulumi:test::standin::{token}::{name}"
 
 
-@pytest.fixture
-def provider():
-    grpc_server, port = server.serve()
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    stub = provider_pb2_grpc.ResourceProviderStub(channel)
-    stub.Configure(provider_pb2.ConfigureRequest(acceptSecrets=True, sends_old_inputs=True,
-                                                 sends_old_inputs_to_delete=True))
-    yield stub
-    channel.close()
-    grpc_server.stop(None)
-
-
 def conn(node, port: int | None = None, **more) -> dict:
     """A connection as the SDK sends it: the whole of it secret."""
     return secret({"host": "127.0.0.1", "port": port or node.port, "user": "root", "hostKey": node.host_key,

@@ -12,7 +12,7 @@ import grpc
 from google.protobuf import empty_pb2
 
 from tests.host.conftest import free_port
-from tests.host.test_command_standin import COMMAND, LOCAL, conn, create, provider  # noqa: F401 - a fixture
+from tests.host.test_command_standin import COMMAND, LOCAL, conn, create
 
 
 def in_background(call) -> dict:
@@ -29,7 +29,7 @@ def in_background(call) -> dict:
     return outcome
 
 
-def test_a_remote_command_outlives_cancel_and_its_result_is_recorded(provider, node):  # noqa: F811
+def test_a_remote_command_outlives_cancel_and_its_result_is_recorded(provider, node):
     marker = node.root / "started"
     running = in_background(lambda: create(provider, COMMAND, "install", {
         "connection": conn(node), "create": f"touch {marker}; sleep 2; echo finished"}))
@@ -42,7 +42,7 @@ def test_a_remote_command_outlives_cancel_and_its_result_is_recorded(provider, n
     assert running["made"][1].properties.fields["stdout"].string_value == "finished"
 
 
-def test_a_local_command_is_killed_by_cancel(provider, tmp_path):  # noqa: F811
+def test_a_local_command_is_killed_by_cancel(provider, tmp_path):
     marker = tmp_path / "started"
     running = in_background(lambda: create(provider, LOCAL, "drain", {"create": f"touch {marker}; exec sleep 60"}))
     deadline = time.monotonic() + 30
@@ -54,7 +54,7 @@ def test_a_local_command_is_killed_by_cancel(provider, tmp_path):  # noqa: F811
     assert running["error"].details().startswith(f'signal: killed: running "touch {marker}; exec sleep 60"')
 
 
-def test_a_dial_still_retrying_stops_at_cancel(provider, node):  # noqa: F811
+def test_a_dial_still_retrying_stops_at_cancel(provider, node):
     closed = free_port()
     running = in_background(lambda: create(provider, COMMAND, "c", {
         "connection": conn(node, closed, dialErrorLimit=-1), "create": "true"}))

@@ -6,7 +6,7 @@ Simulated: nothing; the node and the bastion are real sshds, the calls are the e
 from __future__ import annotations
 
 from engine.command_standin import ssh
-from tests.host.test_command_standin import COMMAND, COPY, conn, create, provider, rpc  # noqa: F401 - a fixture
+from tests.host.test_command_standin import COMMAND, COPY, conn, create, rpc
 
 
 def copy_props(node, tmp_path, connection) -> dict:
@@ -17,7 +17,7 @@ def copy_props(node, tmp_path, connection) -> dict:
     return {"connection": connection, "source": source, "remotePath": str(tmp_path / "remote")}
 
 
-def test_commands_keep_their_connection_copies_close_theirs(provider, node, tmp_path):  # noqa: F811
+def test_commands_keep_their_connection_copies_close_theirs(provider, node, tmp_path):
     before = ssh.held_open()
     for name in ("install", "verify"):
         create(provider, COMMAND, name, {"connection": conn(node), "create": "true"})
@@ -26,7 +26,7 @@ def test_commands_keep_their_connection_copies_close_theirs(provider, node, tmp_
     assert ssh.held_open() == before + 2
 
 
-def test_through_a_bastion_every_step_keeps_its_bastion_connection(provider, node, second_sshd,  # noqa: F811
+def test_through_a_bastion_every_step_keeps_its_bastion_connection(provider, node, second_sshd,
                                                                    tmp_path):
     bastion = conn(node, second_sshd)["value"]
     through = conn(node, proxy=bastion)

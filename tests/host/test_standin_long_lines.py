@@ -9,28 +9,14 @@ import time
 
 import grpc
 import pytest
-from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
+from pulumi.runtime.proto import provider_pb2
 
-from engine.command_standin import server, ssh
+from engine.command_standin import ssh
 from testkit.fakenode.packages import NEW
 from tests.host.test_command_standin import COMMAND, check, conn, create, urn
 
 MARK = "[line continued] "
 LONG = 100 * 1024
-
-
-@pytest.fixture
-def provider():
-    """The stand-in over gRPC; the client takes a failure's whole text, as the engine (Go gRPC: 16 MB of metadata)
-    does, where Python's gRPC stops at 16 KiB."""
-    grpc_server, port = server.serve()
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.max_metadata_size", 16 << 20)])
-    stub = provider_pb2_grpc.ResourceProviderStub(channel)
-    stub.Configure(provider_pb2.ConfigureRequest(acceptSecrets=True, sends_old_inputs=True,
-                                                 sends_old_inputs_to_delete=True))
-    yield stub
-    channel.close()
-    grpc_server.stop(None)
 
 
 def line_of(size: int) -> str:
