@@ -11,11 +11,11 @@ import pytest
 from testkit.fakenode.node import SSHD
 from testkit.fakenode.sshd import wait_listening
 from tests.host.conftest import free_port
-from tests.host.test_command_standin import COMMAND, conn, create, provider  # noqa: F401 (a fixture)
+from tests.host.test_command_standin import COMMAND, conn, create
 from tests.test_host_graph import graph  # noqa: F401 (a fixture)
 
 
-def test_an_environment_entry_sshd_refuses_fails_the_step_before_it_runs(provider, node):  # noqa: F811
+def test_an_environment_entry_sshd_refuses_fails_the_step_before_it_runs(provider, node):
     marker = node.root / "ran"
     with pytest.raises(grpc.RpcError) as refused:
         create(provider, COMMAND, "env", {"connection": conn(node), "environment": {"ASCEND_X": "1"},
@@ -24,7 +24,7 @@ def test_an_environment_entry_sshd_refuses_fails_the_step_before_it_runs(provide
     assert not marker.exists()
 
 
-def test_an_environment_entry_acceptenv_allows_reaches_the_command(provider, node, tmp_path):  # noqa: F811
+def test_an_environment_entry_acceptenv_allows_reaches_the_command(provider, node, tmp_path):
     port = free_port()
     kept = [line for line in (node.ssh_dir / "sshd_config").read_text().splitlines() if not line.startswith("Port ")]
     config, log = tmp_path / "sshd_config_env", tmp_path / "sshd_env.log"

@@ -17,7 +17,7 @@ from testkit.fakenode.node import SSHD
 from testkit.fakenode.packages import stack_config
 from testkit.fakenode.sshd import wait_listening
 from tests.host.conftest import free_port
-from tests.host.test_command_standin import COMMAND, conn, create, provider  # noqa: F401 (a fixture)
+from tests.host.test_command_standin import COMMAND, conn, create
 
 NO_SHA1 = ("ssh: handshake failed: ssh: no common algorithm for host key; we offered: [ssh-rsa], "
            "peer offered: [rsa-sha2-")
@@ -53,7 +53,7 @@ def sshd_version() -> tuple[int, int]:
     return int(found[1]), int(found[2])
 
 
-def test_an_rsa_pin_cannot_reach_a_current_sshd_the_way_v121_dials(provider, node, tmp_path):  # noqa: F811
+def test_an_rsa_pin_cannot_reach_a_current_sshd_the_way_v121_dials(provider, node, tmp_path):
     assert sshd_version() >= (8, 8), "this proof needs OpenSSH 8.8 or later, which refuses ssh-rsa signatures"
     marker = node.root / "ran"
     with sshd_with_host_keys(node, tmp_path, ("rsa",)) as (port, pins):
@@ -75,7 +75,7 @@ def test_an_rsa_pin_cannot_reach_a_current_sshd_the_way_v121_dials(provider, nod
     assert not marker.exists()
 
 
-def test_ed25519_and_ecdsa_pins_reach_the_same_sshd_and_its_rsa_key_does_not(provider, node, tmp_path):  # noqa: F811
+def test_ed25519_and_ecdsa_pins_reach_the_same_sshd_and_its_rsa_key_does_not(provider, node, tmp_path):
     with sshd_with_host_keys(node, tmp_path, ("rsa", "ecdsa", "ed25519")) as (port, pins):
         for kind in ("ed25519", "ecdsa"):
             _, made = create(provider, COMMAND, kind, {"connection": conn(node, port, hostKey=pins[kind]),
