@@ -135,17 +135,6 @@ def check_ssh_secret(ssh, has_key: bool, key_is_secret: bool, stack: str = "<sta
     return []
 
 
-def check_reboot_wait(ssh, rollout) -> list[Problem]:
-    """The wait for a rebooting node dials the node again and again; through a bastion pulumi-command v1.2.1 retries
-    the inner handshake on one proxy connection with no timeout on the bastion-to-node hop (remote/connection.go
-    Dial), so the wait can fail or hang although the node came back."""
-    if ssh.bastion is not None and rollout.allow_reboot:
-        return [Problem("rollout.allowReboot", "true with ssh.bastion: the wait for a rebooting node does not work "
-                                               "through a bastion; write false, and reboot the nodes the install "
-                                               "step names (it prints `reboot required`), then run `pulumi up` again")]
-    return []
-
-
 def check_mirror_credentials(packages, has_login: bool, login_is_secret: bool) -> list[Problem]:
     """The mirror login is a Pulumi secret, and only set for a mirror."""
     if not has_login:
@@ -172,8 +161,6 @@ def run_checks(parsed: dict[str, Any], has_key: bool, key_is_secret: bool, stack
     problems += check_host_key_types(parsed)
     if "ssh" in parsed:
         problems += check_ssh_secret(parsed["ssh"], has_key, key_is_secret, stack)
-        if "rollout" in parsed:
-            problems += check_reboot_wait(parsed["ssh"], parsed["rollout"])
     if "versions" in parsed:
         problems += check_compatibility(parsed["versions"])
         if "validation" in parsed:

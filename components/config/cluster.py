@@ -61,6 +61,8 @@ class Rollout(SpecModel):
                                 description="Nodes changed first; empty means the first node in `nodes`.")
     max_parallel: int = Field(1, description="Most nodes changed at once in a wave (at least 1).")
     allow_reboot: bool = Field(False, description="Reboot a node when new firmware needs it, then wait for it.")
+    reboot_timeout: int = Field(1200, description="Seconds a rebooted node has to come back (a new boot, sshd and "
+                                                  "`npu-smi info` answering) before its wave fails.")
     uninstall_on_destroy: bool = Field(False, description="`pulumi destroy` uninstalls the NPU software "
                                                           "(default: leave it installed).")
     allow_downgrade: bool = Field(False, description="Install versions older than the ones a node has (default: "
@@ -73,6 +75,13 @@ class Rollout(SpecModel):
     timeouts: StepTimeouts = Field(default_factory=StepTimeouts,
                                    description="Time limits of each installer and engine restart on a node; a step "
                                                "that runs out fails, naming the kind, the node and the log.")
+
+    @field_validator("reboot_timeout")
+    @classmethod
+    def _reboot_timeout(cls, value: int) -> int:
+        if value < 60:
+            raise ValueError(f"{value} s is less than a server takes to reboot; write 60 or more (default 1200)")
+        return value
 
     @field_validator("max_parallel")
     @classmethod

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any, Collection, Mapping
 
-from components.config.local_files import agent_problems, local_file_problems
+from components.config.local_files import agent_problems, local_file_problems, openssh_problems
 from components.config.problems import NAMESPACE, SpecError
 from components.config.stack import CONFIG_KEYS, StackSpec, parse_stack
 
@@ -71,7 +71,8 @@ def load_stack_spec() -> StackSpec:
     # are elsewhere, from any shell.
     if not isinstance(runtime_settings.get_monitor(), MockMonitor):
         command = "preview" if pulumi.runtime.is_dry_run() else "up"
-        problems = local_file_problems(spec, Path.cwd()) + agent_problems(spec, os.environ, command)
+        problems = (local_file_problems(spec, Path.cwd()) + agent_problems(spec, os.environ, command)
+                    + openssh_problems(spec))
         if problems:
             raise StackConfigError(problems)
     return spec

@@ -1,9 +1,10 @@
-"""What the engine itself takes from this machine before anything runs: the upload directory and its files, and the
-SSH agent of this environment."""
+"""What the engine itself takes from this machine before anything runs: the upload directory and its files, the
+SSH agent of this environment, and the OpenSSH client the reboot wait dials with."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping, Optional
 
 from components.config.packages import Source
 from components.config.problems import Problem
@@ -43,3 +44,14 @@ def agent_problems(spec: StackSpec, environ: Mapping[str, str], command: str = "
         return [Problem("ssh.useAgent", "true, but SSH_AUTH_SOCK is not set here: start an agent and add the key "
                                         "(`eval $(ssh-agent) && ssh-add KEYFILE`), or set sshPrivateKey instead")]
     return []
+
+
+def openssh_problems(spec: StackSpec, which: Callable[[str], Optional[str]] = shutil.which) -> list[Problem]:
+    """With `rollout.allowReboot`, the wait for a rebooting node dials it with OpenSSH from this machine
+    (components/host/reboot_wait.py)."""
+    if not spec.rollout.allow_reboot or which("ssh") is not None:
+        return []
+    return [Problem("rollout.allowReboot", "true, and this machine has no `ssh` "
+                                           "on PATH: the wait for a rebooting node dials it with OpenSSH from here; "
+                                           "install the OpenSSH client (`apt-get install openssh-client`, "
+                                           "`dnf install openssh-clients`), or write false")]

@@ -14,6 +14,7 @@ from components.config.hosts import NodeSpec
 from components.config.packages import Source
 from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, mirror_login_stdin
 from components.host.drain_steps import drain_steps
+from components.host.reboot_steps import reboot_wait
 from components.host.script_set import STAGED_PARENT, local_script_set
 
 # The upload lands at /var/tmp/<directory name>: pulumi-command v1.2.1 copies a directory source into
@@ -71,6 +72,7 @@ class AscendHost(pulumi.ComponentResource):
     """A node: scripts and packages staged, NPU stack and container runtime installed, verified, destroy recorded."""
 
     install: remote.Command
+    reboot_wait: Optional[local.Command]
     verify: remote.Command
     on_destroy: remote.Command
     verified: pulumi.Output[dict]
@@ -102,9 +104,13 @@ class AscendHost(pulumi.ComponentResource):
             self.drain = self._local(f"{name}-drain", drains.drain, None, drains.environment, after)
             staged.append(self.drain)
         self.install = self._command(name, steps["install"], conn, staged, stdin=install_stdin)
-        self.verify = self._command(name, steps["verify"], connection(spec, node, spec.rollout.allow_reboot),
-                                    [self.install], triggers=list(steps["install"].triggers) +
-                                    list(steps["verify"].triggers))
+        self.reboot_wait = reboot_wait(name, spec, node, self.install, self.install.stdout, self)
+        # Direct, verify's own dials wait too (as before the wait step, so such stacks see no change); through a
+        # bastion v1.2.1 cannot carry that wait (remote/connection.go L222-241), so the wait step alone does it.
+        dial_wait = spec.rollout.allow_reboot and spec.ssh.bastion is None
+        self.verify = self._command(name, steps["verify"], connection(spec, node, dial_wait),
+                                    [self.install, *([self.reboot_wait] if self.reboot_wait else [])],
+                                    triggers=list(steps["install"].triggers) + list(steps["verify"].triggers))
         self.on_destroy = self._command(name, steps["on_destroy"], conn, [self.install])
         # The last step of the node: what the next wave and the node's labels wait for. Deleted first when the node
         # leaves (it depends on on-destroy), so the node is drained before anything is uninstalled.

@@ -16,6 +16,7 @@ from components.host import HostStep, host_steps, node_packages
 from components.host.script_set import STAGED_NAME, STAGED_PARENT, local_script_set
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import NEW, PackageSet, stack_config
+from testkit.fakenode.power import MARKER, PowerSupply
 from testkit.fakenode.sandbox import KNOBS, LOGS, OPENEULER_2203_SP3, path_without, write_os_release
 from testkit.fakenode.sshd import sshd_config, wait_listening
 
@@ -65,6 +66,7 @@ class FakeNode:
         self.host_key = ""
         self.system_path = "/usr/bin:/bin"  # after the stand-ins on every login's PATH
         self._sshd: subprocess.Popen | None = None
+        self.power: PowerSupply | None = None
 
     def __enter__(self) -> FakeNode:
         self.start()
@@ -80,9 +82,27 @@ class FakeNode:
         self._start_sshd()
 
     def stop(self) -> None:
+        if self.power is not None:
+            self.power.stop()
+            self.power = None
+        self._stop_listener()
+
+    def _stop_listener(self) -> None:
         if self._sshd is not None and self._sshd.poll() is None:
             self._sshd.terminate()
             self._sshd.wait(timeout=10)
+
+    def _start_listener(self) -> None:
+        if self._sshd is None or self._sshd.poll() is not None:
+            self._start_sshd()
+
+    def power_on(self, down_seconds: float = 2, driver_load_seconds: float = 0) -> PowerSupply:
+        """From now on systemctl stops, starts and reboots this node for real (power.py), not just its boot id."""
+        self.knob("reboot-down-seconds", str(down_seconds))
+        self.knob("driver-load-seconds", str(driver_load_seconds))
+        self.power = PowerSupply(self.root, self._stop_listener, self._start_listener)
+        self.power.start()
+        return self.power
 
     def without_tools(self, *names: str) -> None:
         """From the next login on, the node has no program of these NAMES on its PATH (stand-ins included)."""
@@ -93,7 +113,7 @@ class FakeNode:
 
     def move(self, address: str) -> None:
         """The server comes back on another address (same disk, same host key): sshd listens there instead."""
-        self.stop()
+        self._stop_listener()
         self.address = address
         self._start_sshd()
 
@@ -144,7 +164,9 @@ class FakeNode:
         (self.ssh_dir / "known_hosts").write_text(f"[{self.address}]:{self.port} {self.host_key}\n")
         Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation directory
         log = (self.workdir / "sshd.log").open("w")
-        self._sshd = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=log)
+        # The marker lets a simulated reboot find every process of this node (power.py).
+        self._sshd = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=log, stderr=log,
+                                      env={**os.environ, MARKER: str(self.root)})
         wait_listening(self._sshd, self.address, self.port, self.workdir / "sshd.log")
 
     def _ssh(self, command: str) -> list[str]:

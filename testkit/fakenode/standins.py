@@ -3,7 +3,8 @@ npu-smi, df, sudo; and ifconfig and modinfo, which preflight only looks for.
 
 The fake node's bin directory holds one tiny wrapper per tool that runs `standins.py <tool> ARGS...`.
 Knobs (files under fake/knobs/): arch, kernel, pci-npus, pci-device, npu-smi-fixture, npu-smi-health ("NPU VALUE"),
-npu-smi-drop (an NPU id), npu-smi-fail, free-kb, cri-dockerd-version, restart-sleep, sudo-password.
+npu-smi-drop (an NPU id), npu-smi-fail, free-kb, cri-dockerd-version, restart-sleep, sudo-password; and power.py's
+reboot-down-seconds, reboot-stays-down, driver-load-seconds, booted-at.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import power  # noqa: E402
 import sandbox  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "npu_smi"
@@ -45,10 +47,25 @@ def lspci(args: list[str]) -> int:
 
 def systemctl(args: list[str]) -> int:
     sandbox.log("systemctl.log", " ".join(args))
+    if (sandbox.root() / power.REQUESTS).is_dir():  # the test serves the node's power and listener (power.py)
+        return power_request(args)
     if args[:1] == ["restart"]:  # a unit that takes this long to come back (knob `restart-sleep`, seconds)
         time.sleep(float(sandbox.knob("restart-sleep", "0")))
     if args[:1] == ["reboot"]:  # the node comes back with a new boot id
         (sandbox.root() / "proc/sys/kernel/random/boot_id").write_text(str(uuid.uuid4()) + "\n")
+    return 0
+
+
+def power_request(args: list[str]) -> int:
+    """stop/start of an SSH unit or reboot, as power.py serves them; any other unit as before."""
+    if args[:1] == ["reboot"]:
+        power.ask(sandbox.root(), "reboot", wait=False)
+        return 0
+    if args[:1] in (["stop"], ["start"]) and args[1:] and args[1] in power.UNITS:
+        power.ask(sandbox.root(), f"{args[0]}-ssh", wait=True)
+        return 0
+    if args[:1] == ["restart"]:
+        time.sleep(float(sandbox.knob("restart-sleep", "0")))
     return 0
 
 
@@ -112,6 +129,12 @@ def df(args: list[str]) -> int:
     return 0
 
 
+def driver_loading() -> bool:
+    """After a simulated reboot (power.py), the driver answers only `driver-load-seconds` after the boot."""
+    booted, load = sandbox.knob("booted-at"), sandbox.knob("driver-load-seconds")
+    return booted is not None and load is not None and time.time() - float(booted) < float(load)
+
+
 def npu_smi(args: list[str]) -> int:
     # Imported here: it loads the release catalog (pydantic models), a third of a second every other tool needn't pay.
     import ascend_files
@@ -121,7 +144,7 @@ def npu_smi(args: list[str]) -> int:
     if args != ["info"]:
         print("npu-smi stand-in: only `npu-smi info` is supported", file=sys.stderr)
         return 1
-    if sandbox.knob("npu-smi-fail"):
+    if sandbox.knob("npu-smi-fail") or driver_loading():
         print("dcmi module initialize failed. ret is -8005", file=sys.stderr)
         return 1
     sys.stdout.write(npu_smi_text())

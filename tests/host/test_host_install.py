@@ -9,6 +9,7 @@ import pytest
 
 from components.config import parse_stack
 from components.host import mirror_login_stdin, node_packages
+from components.host.reboot_wait import rebooted_from
 from testkit.fakenode import ascend_files
 from testkit.fakenode.mirror import serve_directory
 from testkit.fakenode.node import step_report
@@ -231,9 +232,13 @@ def test_a_bad_mirror_download_is_refused_and_dropped(node, tmp_path):
 
 
 def test_reboot_is_issued_at_the_end_only_when_allowed(node):
+    boot = node.path("/proc/sys/kernel/random/boot_id").read_text().strip()
     result = node.run_step(node.spec(allow_reboot=True), "install")
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-1].endswith("rebooting in 1 s (SSH closed until the node is back)")
+    assert result.stdout.strip().splitlines()[-1].endswith(
+        f"rebooting in 1 s from boot {boot} (SSH closed until the node is back)")
+    # The reboot wait reads the boot the node leaves from this line.
+    assert rebooted_from(result.stdout) == boot
     deadline = time.monotonic() + 10
     while "reboot" not in node.systemctl_calls() and time.monotonic() < deadline:
         time.sleep(0.1)

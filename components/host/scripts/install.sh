@@ -49,8 +49,8 @@ close_ssh_listener() {
 finish() {
   reboot_pending || return 0
   if [[ $ASCEND_ALLOW_REBOOT == true ]]; then
-    say "reboot required: the new firmware or driver takes effect after a reboot; rebooting in 1 s" \
-      "(SSH closed until the node is back)"
+    say "reboot required: the new firmware or driver takes effect after a reboot; rebooting in 1 s from boot" \
+      "$(boot_id) (SSH closed until the node is back)"
     close_ssh_listener
     # Detached and delayed, so this step reports success first; a reboot that cannot start reopens SSH. It does
     # not keep the run lock (fd 9).
