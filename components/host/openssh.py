@@ -25,6 +25,10 @@ NODE, BASTION = "ascend-node", "ascend-bastion"
 PREFIX = "ascend-npu-ssh-"
 # One dial: TCP connect and banner; a live connection that stops answering is given up after 3 keepalives.
 CONNECT_TIMEOUT, ALIVE_INTERVAL, ALIVE_COUNT = 10, 5, 3
+# What says nothing of why a dial failed: the node's ssh after its jump failed, the jump's VERBOSE lines.
+CLOSED = ("kex_exchange_identification:", "Connection closed by", "stdio forwarding failed", "Authenticated to",
+          "Transferred:", "Bytes per second:", "Connection to ", "Killed by signal")
+HOP_FAILED = "open failed:"
 
 
 def _die_with_parent() -> None:
@@ -53,8 +57,8 @@ class Answer:
 def ssh_config(node: Endpoint, bastion: Optional[Endpoint], folder: Path, identity: Optional[Path]) -> str:
     """The ssh_config of one dial: pins only (no known_hosts of the user's), batch mode, bounded waits."""
     blocks = [(NODE, node, f"  ProxyJump {BASTION}\n" if bastion else "")]
-    if bastion is not None:
-        blocks.append((BASTION, bastion, ""))
+    if bastion is not None:  # at VERBOSE the jump says why the bastion could not reach the node
+        blocks.append((BASTION, bastion, "  LogLevel VERBOSE\n"))
     text = "".join(f"Host {alias}\n  HostName {end.host}\n  Port {end.port}\n  User {end.user}\n"
                    f"  HostKeyAlias {alias}\n{extra}" for alias, end, extra in blocks)
     keys = f"  IdentitiesOnly yes\n  IdentityFile {identity}\n" if identity else ""
@@ -117,4 +121,8 @@ class Session:
         except subprocess.TimeoutExpired:
             return Answer(255, "", f"no answer within {limit:.0f} s")
         lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-        return Answer(done.returncode, done.stdout, lines[-1] if lines else "")
+        # Behind a bastion the cause is the jump's line (`channel 0: open failed: ...`); the node's own ssh then
+        # only says its connection closed.
+        hop = [line for line in lines if HOP_FAILED in line]
+        causes = hop or [line for line in lines if not line.startswith(CLOSED)] or lines
+        return Answer(done.returncode, done.stdout, causes[-1] if causes else "")

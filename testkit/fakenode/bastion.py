@@ -60,6 +60,15 @@ class Bastion:
                                           stdout=log, stderr=log, env={**os.environ})
         wait_listening(self._sshd, self.address, self.port, self.log)
 
+    def route(self, names: dict[str, str], authorized: Path) -> None:
+        """From the next connection on: NAMES resolve on the bastion to these addresses, and the keys in
+        AUTHORIZED log in (the file is rewritten in place: the bind mount keeps its inode)."""
+        self.names = dict(names)
+        with (self.workdir / "hosts").open("r+") as hosts:
+            hosts.truncate(0)
+            hosts.write("127.0.0.1 localhost\n" + "".join(f"{ip} {name}\n" for name, ip in self.names.items()))
+        shutil.copy(authorized, self.workdir / "authorized_keys")
+
     def stop(self) -> None:
         if self._sshd is not None and self._sshd.poll() is None:
             self._sshd.terminate()

@@ -18,7 +18,8 @@ from testkit.fakenode.node import FakeNode
 from testkit.fakenode.packages import PackageSet
 from tests.e2e import milestones
 from tests.e2e.simulated_devices import DeviceAdvertiser
-from tests.e2e.world import CHIPS, MOVED_ADDRESS, NAMESPACE, STACK, World, copy_project
+from testkit.fakenode.bastion import Bastion
+from tests.e2e.world import BASTION_ADDRESS, CHIPS, MOVED_ADDRESS, NAMESPACE, STACK, World, copy_project
 
 # Each node on its own loopback address, all on one port, as a stack's nodes share `ssh.port`.
 ADDRESSES = ("127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5")
@@ -96,6 +97,9 @@ class Lab:
         plane.start(kwok_stages_dir())
         prepare(plane.kube())
         world = World(root, self.packages, plane, nodes, port)
+        world.bastion = Bastion(root / "bastion", BASTION_ADDRESS, shared_port(), {}, key.with_suffix(".pub"))
+        parts.callback(world.bastion.stop)
+        world.bastion.start()
         copy_project(world.project)
         world.write_config(milestones.config_at(world, "fresh"))
         register_nodes(plane.kube(), world.config()["nodes"])

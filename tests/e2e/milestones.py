@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.cluster import register_nodes
 from testkit.fakenode.packages import NEW
-from tests.e2e.world import MOVED_ADDRESS, STACK, World, base_config, node_entry
+from tests.e2e.world import BEHIND, MOVED_ADDRESS, NAMESPACE, STACK, World, base_config, node_entry
 
 CANARY, SECOND, THIRD, FOURTH = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03", "e2e-npu-04"
 FIRST_THREE = (CANARY, SECOND, THIRD)
@@ -57,6 +58,30 @@ def third_renamed_with_previous_names(world: World, config: dict) -> dict:
 def second_renamed(world: World, config: dict) -> dict:
     return {**config, "nodes": [{**node, "name": RENAMED_SECOND} if node["name"] == SECOND else node
                                 for node in config["nodes"]]}
+
+
+def behind_bastion(world: World, config: dict) -> dict:
+    """Every node reached by a name only the bastion resolves; reboots allowed, so each fresh install reboots."""
+    jump = world.bastion
+    bastion = {"host": jump.address, "port": jump.port, "hostKey": jump.host_key}
+    return {**config, "ssh": {**config["ssh"], "bastion": bastion},
+            "nodes": [{**node, "address": f"{node['name']}.{BEHIND}"} for node in config["nodes"]],
+            "rollout": {**config["rollout"], "allowReboot": True, "rebootTimeout": 120}}
+
+
+def route_through_bastion(world: World, config: dict) -> None:
+    """The bastion resolves each node's name to its server and lets the stack's key in; the servers reboot for
+    real (power.py); the namespace the destroy removed is gone, as after any destroy that had time to finish."""
+    servers = {node["name"]: next(fake for fake in world.nodes.values() if fake.address == entry["address"])
+               for node, entry in zip(config["nodes"], config_at(world, "destroyed")["nodes"])}
+    world.bastion.route({f"{name}.{BEHIND}": server.address for name, server in servers.items()},
+                        world.nodes[CANARY].ssh_dir / "authorized_keys")
+    for server in servers.values():
+        if server.power is None:
+            server.power_on(down_seconds=2, driver_load_seconds=3)
+    deadline = time.monotonic() + 120
+    while world.kube.find(f"/api/v1/namespaces/{NAMESPACE}") is not None and time.monotonic() < deadline:
+        time.sleep(0.5)
 
 
 def register(*names: str) -> Callable[[World, dict], None]:
@@ -135,6 +160,7 @@ CHAIN = (
     Milestone("renamed-with-previous-names", change=third_renamed_with_previous_names, prepare=register(RENAMED_THIRD)),
     Milestone("renamed", change=second_renamed, prepare=register(RENAMED_SECOND)),
     Milestone("destroyed", enter=destroy),
+    Milestone("behind-bastion", change=behind_bastion, prepare=route_through_bastion),
 )
 NAMES = tuple(m.name for m in CHAIN)
 

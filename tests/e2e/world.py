@@ -21,6 +21,7 @@ from engine.cache import BIN, REPO
 from engine.control_plane import ControlPlane
 from engine.pulumi_cli import ProgramHost, cli_env
 from testkit.fakenode import ascend_files
+from testkit.fakenode.bastion import Bastion
 from testkit.fakenode.node import FakeNode
 from testkit.fakenode.packages import OLD, PackageSet
 from testkit.fakenode.sandbox import LOGS
@@ -29,6 +30,8 @@ from tests.e2e import npu_workload as work
 STACK = "e2e"
 # Where day 2 moves the second node (a re-addressed server).
 MOVED_ADDRESS = "127.0.0.6"
+# The jump host's address; the nodes' names under BEHIND resolve on it alone.
+BASTION_ADDRESS, BEHIND = "127.0.0.9", "nodes.test"
 # The second node is an Atlas 300I Duo inference server (four cards of two 310P3 chips); the others are 910B.
 CHIPS = {"e2e-npu-02": "310P"}
 PASSPHRASE = "e2e-passphrase-not-a-secret"
@@ -59,6 +62,7 @@ class World:
     port: int
     runs: list[Run] = field(default_factory=list)
     advertiser: Optional[object] = None  # the simulated device manager (simulated_devices.DeviceAdvertiser)
+    bastion: Optional[Bastion] = None  # a forwarding-only jump host (real sshd), in the way from "behind-bastion"
 
     @property
     def project(self) -> Path:

@@ -65,6 +65,8 @@ def test_the_wait_returns_once_the_node_is_back_on_a_new_boot_with_its_driver_lo
     assert boot != before and f"back after" in out and f"on boot {boot} (was {before})" in out
     # It saw the node down (listener closed, then gone), then up with npu-smi still failing, then back.
     assert "not back yet" in out and "dcmi module initialize failed" in out, out
+    # While it is down the bastion cannot reach it, and the wait says so in the bastion's words.
+    assert "open failed: connect failed: Connection refused" in out, out
     assert power.events[:2] == ["stop-ssh", "stop-ssh"] and "down" in power.events and "up" in power.events
     # Every dial went through the bastion: the name resolves there alone.
     with pytest.raises(socket.gaierror):
