@@ -31,7 +31,7 @@ def test_in_full_run_order_each_scenario_starts_where_the_one_before_left_the_wo
     assert order[0][0] == "fresh"
     walked = [milestones.walk(left, start) for (_, left), (start, _) in zip(order, order[1:])]
     assert walked == [[]] * (len(order) - 1), list(zip(collected()[1:], walked))
-    assert order[-1][1] == "destroyed"
+    assert order[-1][1] == milestones.NAMES[-1]
 
 
 def test_every_milestone_is_some_scenario_s_start_or_end():

@@ -62,7 +62,7 @@ def test_the_wait_returns_once_the_node_is_back_on_a_new_boot_with_its_driver_lo
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, out + err
     boot = node.path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    assert boot != before and f"back after" in out and f"on boot {boot} (was {before})" in out
+    assert boot != before and "back after" in out and f"on boot {boot} (was {before})" in out
     # It saw the node down (listener closed, then gone), then up with npu-smi still failing, then back.
     assert "not back yet" in out and "dcmi module initialize failed" in out, out
     # While it is down the bastion cannot reach it, and the wait says so in the bastion's words.
