@@ -14,6 +14,7 @@ from typing import Annotated, Optional
 from pydantic import Field, StringConstraints, ValidationInfo, field_validator
 
 from components.config.base import DNS_LABEL, DNS_SUBDOMAIN, LOGIN_NAME, SpecModel
+from components.config.npu_network import NetworkDefaults, NodeNetwork, NpuPort
 from components.config.redact import preview
 
 HOST_KEY = re.compile(r"^(ssh-ed25519|ssh-rsa|rsa-sha2-256|rsa-sha2-512|ecdsa-sha2-nistp(256|384|521)) "
@@ -178,6 +179,8 @@ class Pool(SpecModel):
     arch: Optional[Arch] = Field(None, description="CPU architecture: `aarch64` or `x86_64`.")
     npu_count: Optional[int] = Field(None, ge=1, le=64, description="NPUs each node must show in `npu-smi info`.")
     container_runtime: Optional[ContainerRuntime] = Field(None, description="`containerd` or `docker`.")
+    npu_network: Optional[NetworkDefaults] = Field(
+        None, description="NPU network (RoCE) settings the pool's nodes share: netmask, gateway, detectAddress.")
 
 
 class Node(SpecModel):
@@ -194,6 +197,9 @@ class Node(SpecModel):
     npu_count: Optional[int] = Field(None, ge=1, le=64, description="Expected NPU count; overrides the pool.")
     container_runtime: Optional[ContainerRuntime] = Field(
         None, description="Container engine; overrides the pool and `cluster.containerRuntime`.")
+    npu_network: Optional[NodeNetwork] = Field(
+        None, description="The NPUs' own network (RoCE, for multi-node training): `addresses` (one per NPU id), "
+                          "and netmask, gateway, detectAddress unless the pool gives them. Optional.")
     previous_names: list[Annotated[str, StringConstraints(pattern=DNS_SUBDOMAIN, max_length=253)]] = Field(
         default_factory=list, description="Names this server had in the stack before `name` changed: its host "
                                           "steps keep their state (nothing is uninstalled or installed again).")
@@ -221,3 +227,4 @@ class NodeSpec:
     npu_count: int
     container_runtime: ContainerRuntime
     previous_names: tuple[str, ...] = ()
+    npu_network: tuple[NpuPort, ...] = ()

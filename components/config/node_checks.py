@@ -4,6 +4,7 @@ from __future__ import annotations
 from difflib import get_close_matches
 from typing import Any
 
+from components.config import npu_network
 from components.config.hosts import NodeSpec
 from components.config.problems import Problem
 from components.config.redact import preview
@@ -15,6 +16,7 @@ def resolve_nodes(parsed: dict[str, Any]) -> tuple[list[NodeSpec], list[Problem]
     """Apply pool and cluster defaults to each node; report what is still unset."""
     pools, cluster = parsed.get("pools", {}), parsed.get("cluster")
     nodes, problems = [], []
+    networks: list[tuple[int, tuple[npu_network.NpuPort, ...]]] = []
     for i, node in enumerate(parsed.get("nodes", [])):
         if node is None or node.pool and ("pools" not in parsed or pools.get(node.pool, True) is None):
             continue  # the node, its pool or the pools section is already reported: say nothing more
@@ -32,10 +34,15 @@ def resolve_nodes(parsed: dict[str, Any]) -> tuple[list[NodeSpec], list[Problem]
             alias = "npuCount" if name == "npu_count" else name
             problems.append(Problem(f"nodes[{i}].{alias}", f"not set on the node nor on its pool; write "
                                                             f"{NODE_FIELDS[name]}"))
-        if not missing and values["container_runtime"] is not None:
+        chip = values["chip"].value if values["chip"] is not None else None
+        ports, wrong = npu_network.resolve(node, pool, i, values["npu_count"], chip)
+        problems += wrong
+        networks.append((i, ports))
+        if not missing and not wrong and values["container_runtime"] is not None:
             nodes.append(NodeSpec(name=node.name, address=node.address, host_key=node.host_key, pool=node.pool,
-                                  wave=node.wave, previous_names=tuple(node.previous_names), **values))
-    return nodes, problems
+                                  wave=node.wave, previous_names=tuple(node.previous_names), npu_network=ports,
+                                  **values))
+    return nodes, problems + npu_network.check_unique(networks)
 
 
 def _unknown_pool(name: str, pools: dict[str, Any]) -> str:

@@ -9,7 +9,7 @@ from components.config.base import SpecModel
 # (github.com/Ascend/ascend-deployer, README.en.rst, FAQ 5, at 0fbb89f): each installer gets that bound, the
 # firmware (it flashes every NPU in turn) and the toolkit (the largest package, ~2 GB unpacked) twice it.
 DEFAULTS = {"firmware": 3600, "driver": 1800, "toolkit": 3600, "kernels": 1800, "docker_runtime": 600,
-            "engine_restart": 300}
+            "engine_restart": 300, "npu_network": 120}
 LONGEST = 24 * 3600
 
 
@@ -32,6 +32,9 @@ class StepTimeouts(SpecModel):
                                 description="Seconds the Ascend Docker Runtime installer may run.")
     engine_restart: int = Field(DEFAULTS["engine_restart"],
                                 description="Seconds `systemctl restart` of containerd or docker may take.")
+    npu_network: int = Field(DEFAULTS["npu_network"],
+                             description="Seconds the NPUs' links and detection addresses have to come up once "
+                                         "their addresses are written (nodes[].npuNetwork).")
 
     @field_validator("*")
     @classmethod

@@ -94,7 +94,7 @@ def mirror_login_stdin(credentials: str) -> str:
 
 
 def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGING) -> dict[str, HostStep]:
-    """The node's `install`, `verify` and `on_destroy` steps; parameters (parameters.py) travel in the command,
+    """The node's `install`, `verify` and `on_destroy` steps, and `npu_network` when it has one; parameters (parameters.py) travel in the command,
     never in the SSH environment, and the scripts come from the staged set (script_set.py), named by their SHA-256."""
     inputs = _inputs(spec, node, staging_dir)
     versions = step_parameters("install", inputs, "versions")
@@ -119,4 +119,11 @@ def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGI
         name="on-destroy", create=run_command(sudo_prefix(user, "on-destroy", "env true"),
                                               step_parameters("on_destroy", inputs), ("on_destroy", "uninstall")),
         delete=destroy_command(sudo_prefix(user, "on-destroy", "bash -c true"), node.name), triggers=())
-    return {"install": install, "verify": verify, "on_destroy": on_destroy}
+    steps = {"install": install, "verify": verify, "on_destroy": on_destroy}
+    if node.npu_network:
+        network = step_parameters("npu_network", inputs)
+        steps["npu_network"] = HostStep(
+            name="npu-network", create=run_command(sudo_prefix(user, "npu-network", "env true"), network,
+                                                   ("npu_network",)), delete=None,
+            triggers=(f"network:{_digest(*network)}", f"script:{step_sha256('npu_network')[:16]}"))
+    return steps

@@ -73,6 +73,7 @@ class AscendHost(pulumi.ComponentResource):
 
     install: remote.Command
     reboot_wait: Optional[local.Command]
+    npu_network: Optional[remote.Command]
     verify: remote.Command
     on_destroy: remote.Command
     verified: pulumi.Output[dict]
@@ -108,8 +109,12 @@ class AscendHost(pulumi.ComponentResource):
         # Direct, verify's own dials wait too (as before the wait step, so such stacks see no change); through a
         # bastion v1.2.1 cannot carry that wait (remote/connection.go L222-241), so the wait step alone does it.
         dial_wait = spec.rollout.allow_reboot and spec.ssh.bastion is None
+        back = [self.install, *([self.reboot_wait] if self.reboot_wait else [])]
+        # The NPU network (RoCE) once the driver is in and the node back: hccn_tool comes with the driver.
+        self.npu_network = (self._command(name, steps["npu_network"], connection(spec, node, dial_wait), back)
+                            if "npu_network" in steps else None)
         self.verify = self._command(name, steps["verify"], connection(spec, node, dial_wait),
-                                    [self.install, *([self.reboot_wait] if self.reboot_wait else [])],
+                                    back + ([self.npu_network] if self.npu_network else []),
                                     triggers=list(steps["install"].triggers) + list(steps["verify"].triggers))
         self.on_destroy = self._command(name, steps["on_destroy"], conn, [self.install])
         # The last step of the node: what the next wave and the node's labels wait for. Deleted first when the node
@@ -119,7 +124,9 @@ class AscendHost(pulumi.ComponentResource):
             self.uncordon = self._local(f"{name}-uncordon", drains.uncordon, drains.leave, drains.environment,
                                         [self.verify, self.on_destroy])
             self.ready = self.uncordon
-        self.verified = self.verify.stdout.apply(_verified)
+        self.verified = (self.verify.stdout.apply(_verified) if self.npu_network is None else
+                         pulumi.Output.all(self.verify.stdout, self.npu_network.stdout).apply(
+                             lambda outs: {**_verified(outs[0]), "npuNetwork": _verified(outs[1])}))
         self.register_outputs({"verified": self.verified})
 
     def _local(self, name: str, create: str, delete: Optional[str], environment: dict[str, str],

@@ -11,7 +11,7 @@ from components.config.packages import Kind, PackageFile, Source, declared_versi
 from components.host.os_support import listed, lists_for
 from components.releases.catalog import component_releases
 
-STEPS = ("install", "verify", "on_destroy")
+STEPS = ("install", "verify", "on_destroy", "npu_network")
 # The uninstall step runs with the parameters the last install recorded on the node (run_destroy.sh).
 RUNS_WITH = {"uninstall": "install"}
 # ASCEND_* names the scripts use that no command sets: the test node's sandbox root (its sshd's SetEnv) and the
@@ -114,7 +114,7 @@ def per_kind(field: str, form: str, meaning: str, steps: tuple[str, ...], derive
 
 INSTALL, VERIFY, BOTH = ("install",), ("verify",), ("install", "verify")
 PARAMETERS: tuple[Param, ...] = (
-    Param("ASCEND_NODE", "name", "the node's name in the stack", ("install", "verify", "on_destroy"),
+    Param("ASCEND_NODE", "name", "the node's name in the stack", ("install", "verify", "on_destroy", "npu_network"),
           lambda i: i.node.name),
     Param("ASCEND_ARCH", "aarch64|x86_64", "the node's architecture", BOTH, lambda i: i.node.arch.value),
     Param("ASCEND_NPU_COUNT", "count", "chips npu-smi must show", VERIFY, lambda i: i.node.npu_count),
@@ -162,6 +162,10 @@ PARAMETERS: tuple[Param, ...] = (
           lambda i: "uninstall" if i.spec.rollout.uninstall_on_destroy else "keep"),
     Param("ASCEND_UNINSTALL_SHA256", "sha256", "the uninstall script a destroy runs", ("on_destroy",),
           lambda i: i.uninstall_sha256),
+    Param("ASCEND_NPU_NETWORK", "NPU,ADDRESS,NETMASK,GATEWAY,DETECT ...", "nodes[].npuNetwork, one entry per NPU",
+          ("npu_network",), lambda i: " ".join(port.entry() for port in i.node.npu_network)),
+    Param("ASCEND_NPU_NETWORK_TIMEOUT", "seconds", "rollout.timeouts.npuNetwork", ("npu_network",),
+          lambda i: i.spec.rollout.timeouts.npu_network),
 )
 KIND_FIELDS = ("VERSION", "FILE", "SHA256", "TIMEOUT", "ANSWER", "FRESH_FLAGS", "UPGRADE_FLAGS", "UNINSTALL_FLAGS")
 

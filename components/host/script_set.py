@@ -21,7 +21,7 @@ SCRIPTS = Path(__file__).parent / "scripts"
 STAGED_PARENT, STAGED_NAME = "/var/tmp", "ascend-npu-scripts"
 # Where a run renders the scripts for the copy, relative to the program's folder (the project).
 LOCAL_SETS = Path(".ascend-npu") / "scripts"
-SET_STEPS = ("install", "verify", "uninstall", "on_destroy")
+SET_STEPS = ("install", "verify", "uninstall", "on_destroy", "npu_network")
 # Run inside the commands themselves (`bash -c`), never staged: they are what checks the staged scripts.
 INLINED = ("run_step.sh", "run_destroy.sh")
 # Each step's script: lib.sh, the Python parts it runs (one bundle), the shell parts it uses, then the step's own
@@ -34,6 +34,7 @@ STEP_PARTS = {
     "uninstall": ("lib.sh", "run_lock.sh", "npu_smi.sh", "guards.sh", "packages.sh", "npu_stack.sh", "engine_docker.sh",
                   "engine_containerd.sh", "config_journal.sh", "uninstall.sh"),
     "on_destroy": ("lib.sh", "on_destroy.sh"),
+    "npu_network": ("lib.sh", "npu_network.sh"),
 }
 STEP_PYTHON = {
     "install": ("config_files.py", "originals.py", "daemon_json.py", "containerd_config.py", "npu_smi.py",
@@ -41,6 +42,7 @@ STEP_PYTHON = {
     "verify": ("npu_smi.py", "verify_report.py", "firmware_compat.py"),
     "uninstall": ("config_files.py", "originals.py", "daemon_json.py", "containerd_config.py", "versions.py"),
     "on_destroy": (),
+    "npu_network": ("npu_network_report.py",),
 }
 # python3 -c runs this with the modules' sources in SOURCES: they import each other as files would, and
 # `py MODULE ARG...` (lib.sh) calls MODULE.main(ARGS). Linux caps one argument at 128 KiB (MAX_ARG_STRLEN).

@@ -87,6 +87,7 @@ def write(root: Path, kind: str, version: str, arch: str, scene: str = "containe
         _install_info(root, Driver_Install_Path_Param="/usr/local/Ascend", Driver_Install_Status="complete",
                       UserName="HwHiAiUser", UserGroup="HwHiAiUser")
         write_devices(root)
+        write_hccn_tool(home)
     elif kind == "firmware":
         record = entry(kind, version).record
         _write(home / "firmware/version.info", [
@@ -136,6 +137,14 @@ def write_devices(root: Path) -> None:
     dev.mkdir(parents=True, exist_ok=True)
     for name in [f"davinci{i}" for i in range(board_chips(root))] + list(DRIVER_DEVICES):
         (dev / name).touch()
+
+
+def write_hccn_tool(home: Path) -> None:
+    """The driver's network tool (driver/tools/hccn_tool): the stand-in, run by the node's own python3."""
+    tool = home / "driver/tools/hccn_tool"
+    tool.parent.mkdir(parents=True, exist_ok=True)
+    tool.write_text(f'#!/bin/sh\nexec python3 {Path(__file__).resolve().parent / "hccn_tool.py"} "$@"\n')
+    tool.chmod(0o755)
 
 
 def remove_devices(root: Path) -> None:

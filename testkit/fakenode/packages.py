@@ -75,7 +75,7 @@ def build_packages(directory: Path) -> PackageSet:
 def stack_config(packages: PackageSet, host_key: str, versions: dict[str, str] = NEW, *, runtime: str = "containerd",
                  default_runtime: bool = False, source: str = "upload", mirror_url: str | None = None,
                  allow_reboot: bool = False, uninstall: bool = False, npu_count: int = 8, user: str = "root",
-                 rollout: dict | None = None) -> dict:
+                 rollout: dict | None = None, npu_network: dict | None = None) -> dict:
     """A raw stack config (keys without `ascend-npu:`) with one 910B aarch64 node: the fake node."""
     package_source = {"source": source, "files": packages.files_for(versions)}
     package_source.update({"directory": str(packages.directory)} if source == "upload" else {"mirrorUrl": mirror_url})
@@ -83,7 +83,7 @@ def stack_config(packages: PackageSet, host_key: str, versions: dict[str, str] =
         "cluster": {"name": "fake", "containerRuntime": runtime, "ascendDefaultRuntime": default_runtime},
         "ssh": {"user": user, "useAgent": True},
         "nodes": [{"name": "fake-npu-01", "address": "127.0.0.1", "hostKey": host_key, "chip": "910B",
-                   "arch": "aarch64", "npuCount": npu_count}],
+                   "arch": "aarch64", "npuCount": npu_count, **({"npuNetwork": npu_network} if npu_network else {})}],
         "versions": dict(versions),
         "packages": package_source,
         "rollout": {"allowReboot": allow_reboot, "uninstallOnDestroy": uninstall, **(rollout or {})},
