@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
-from components.doctor.checks import devices, engine, npus, reach, versions
+from components.doctor.checks import devices, engine, npu_network, npus, reach, versions
 from components.doctor.findings import Finding
 from components.doctor.remote import HostReport
 
@@ -18,4 +18,4 @@ def host_findings(spec: StackSpec, node: NodeSpec, report: HostReport, ready: bo
         return [reach.node_unreachable(node.name, report.error)]
     seen = npus.chips(report)
     return (npus.check(node, report, seen) + versions.check(node, report, ready)
-            + engine.check(spec, node, report) + devices.check(node, report, seen))
+            + engine.check(spec, node, report) + devices.check(node, report, seen) + npu_network.check(node, report))

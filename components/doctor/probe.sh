@@ -73,6 +73,20 @@ versions() {
   done
 }
 
+# What hccn_tool says of each NPU the stack gives a network (nodes[].npuNetwork): link, address, detection probe.
+npu_network() {
+  local entry npu what out rc tool="$ASCEND_HOME/driver/tools/hccn_tool"
+  for entry in ${ASCEND_NPU_NETWORK:-}; do
+    npu=${entry%%,*}
+    for what in link ip net_health; do
+      rc=0
+      out=$(timeout 10 "$tool" -i "$npu" "-$what" -g 2>&1) || rc=$?
+      section "hccn:$npu:$what $rc"
+      printf '%s\n' "$out"
+    done
+  done
+}
+
 # For a support bundle: the steps' logs (run.log, each installer's <kind>.log), their last MiB each.
 step_logs() {
   local path
@@ -91,6 +105,7 @@ main() {
   show_file daemon.json "$ROOT/etc/docker/daemon.json"
   containerd_config
   devices
+  npu_network
   if [[ ${DOCTOR_BUNDLE:-} == true ]]; then step_logs; fi
   section "end"
 }

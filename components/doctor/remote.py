@@ -86,7 +86,8 @@ def ssh_command(spec: StackSpec, node: NodeSpec, folder: str, identity: Optional
 
 def probe_script(spec: StackSpec, node: NodeSpec, bundle: bool = False) -> str:
     """The probe as it runs on NODE: the verify step's parameters, the host steps' lib.sh, then probe.sh."""
-    params = [*verify_parameters(spec, node), ("STEP", "doctor"), ("DOCTOR_BUNDLE", "true" if bundle else "false")]
+    params = [*verify_parameters(spec, node), ("STEP", "doctor"), ("DOCTOR_BUNDLE", "true" if bundle else "false"),
+              ("ASCEND_NPU_NETWORK", " ".join(port.entry() for port in node.npu_network))]
     assignments = "".join(f"{key}={shlex.quote(value)}\n" for key, value in params)
     return assignments + (SCRIPTS / "lib.sh").read_text() + PROBE.read_text()
 

@@ -13,6 +13,7 @@ import yaml
 
 from components.config.config_source import spec_from_values
 from components.config.hosts import ContainerRuntime
+from components.config.npu_network import NpuPort
 from components.doctor import cluster_checks, host_checks
 from components.doctor.cluster_checks import ClusterView
 from components.doctor.findings import Finding
@@ -37,8 +38,11 @@ def dev_spec(cluster: dict | None = None):
 def the_node(spec, case: dict):
     node = spec.nodes[0]
     changes = case.get("node", {})
+    ports = tuple(NpuPort(i, address, "255.255.255.0", "192.168.100.1", "192.168.100.1")
+                  for i, address in enumerate(changes.get("npuAddresses", [])))
     return dataclasses.replace(node, npu_count=changes.get("npuCount", node.npu_count),
-                               container_runtime=ContainerRuntime(changes.get("engine", node.container_runtime.value)))
+                               container_runtime=ContainerRuntime(changes.get("engine", node.container_runtime.value)),
+                               npu_network=ports)
 
 
 def clock(case: dict) -> datetime:

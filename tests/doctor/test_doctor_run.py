@@ -97,7 +97,8 @@ def dated(state: str, since: str | None) -> dict:
 
 def test_an_upgrade_state_is_judged_by_its_age_against_its_limit():
     spec = dev_spec()
-    assert upgrade.limit(spec, "upgrading") == (3600 + 1800 + 3600 + 1800 + 600 + 300, "the sum of rollout.timeouts")
+    assert upgrade.limit(spec, "upgrading") == (3600 + 1800 + 3600 + 1800 + 600 + 300 + 120,
+                                                "the sum of rollout.timeouts")
     assert upgrade.limit(spec, "draining") == (600, "rollout.drain.timeout")
     (stuck,) = upgrade.check(spec, "npu-01", dated("draining", "2026-12-04T09:59:00Z"), NOW)
     assert (stuck.id, stuck.severity) == ("upgrade-stuck", "error")

@@ -145,3 +145,23 @@ def test_the_doctor_reads_versions_as_verify_does(node, layout):
                                                        ("cann", "toolkit"), ("dockerRuntime", "dockerRuntime"))} \
         == verified
     assert ("host-versions" in seen(node, spec)) == (verify.returncode != 0), verify.stderr
+
+
+NETWORK = {"addresses": [f"192.168.100.{11 + i}" for i in range(8)], "netmask": "255.255.255.0",
+           "gateway": "192.168.100.1", "detectAddress": "192.168.100.1"}
+
+
+def test_the_npu_network_is_read_with_hccn_tool_and_each_broken_port_named(installed_node):
+    """Simulated too: the NPUs' network ports (testkit/fakenode/hccn_tool.py)."""
+    node, _ = installed_node
+    plugin_socket(node)
+    spec = doctor_spec(node, npu_network=NETWORK, rollout={"timeouts": {"npuNetwork": 2}})
+    assert node.run_step(node.spec(npu_network=NETWORK), "npu_network").returncode == 0
+    assert seen(node, spec) == []
+    node.knob("hccn-link-down", "1")
+    node.knob("hccn-unreachable", "4")
+    node.run(f"{ascend_files.ascend(node.root)}/driver/tools/hccn_tool -i 6 -ip -s address 192.168.100.99 "
+             "netmask 255.255.255.0")
+    report = remote.probe(spec, spec.nodes[0], str(node.ssh_dir / "client_key"), 60)
+    found = {(f.id, f.what.split(":")[0].split(" shows")[0]) for f in host_findings(spec, spec.nodes[0], report, True)}
+    assert found == {("npu-link-down", "NPU 1"), ("npu-probe-fails", "NPU 4"), ("npu-address-wrong", "NPU 6")}
