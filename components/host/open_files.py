@@ -19,7 +19,8 @@ def held_connections(spec: StackSpec) -> int:
     """This machine's connections the provider holds at the end of an `up` that runs every host step."""
     copies = 2 if spec.packages.source is Source.UPLOAD else 1
     per_node = COMMANDS_PER_NODE + (copies if spec.ssh.bastion is not None else 0)
-    return per_node * len(spec.nodes)
+    networked = sum(1 for node in spec.nodes if node.npu_network)  # their npu-network step
+    return per_node * len(spec.nodes) + networked
 
 
 def provider_limit() -> Optional[int]:

@@ -65,8 +65,17 @@ def behind_bastion(world: World, config: dict) -> dict:
     jump = world.bastion
     bastion = {"host": jump.address, "port": jump.port, "hostKey": jump.host_key}
     return {**config, "ssh": {**config["ssh"], "bastion": bastion},
-            "nodes": [{**node, "address": f"{node['name']}.{BEHIND}"} for node in config["nodes"]],
+            "nodes": [{**node, "address": f"{node['name']}.{BEHIND}", **npu_network(node, i)}
+                      for i, node in enumerate(config["nodes"])],
             "rollout": {**config["rollout"], "allowReboot": True, "rebootTimeout": 120}}
+
+
+def npu_network(node: dict, index: int) -> dict:
+    """A 910B node's NPU network (RoCE), written once its driver is in and it is back from its reboot."""
+    if node["chip"] != "910B":
+        return {}
+    return {"npuNetwork": {"addresses": [f"192.168.100.{10 * (index + 1) + npu}" for npu in range(node["npuCount"])],
+                           "netmask": "255.255.255.0", "gateway": "192.168.100.1", "detectAddress": "192.168.100.1"}}
 
 
 def route_through_bastion(world: World, config: dict) -> None:

@@ -1,7 +1,8 @@
-"""A rollout behind a bastion with reboots allowed, through the real CLI.
+"""A rollout behind a bastion with reboots allowed, and the 910B nodes' NPU networks, through the real CLI.
 
 Simulated: the servers' power (testkit/fakenode/power.py: sshd stops, every process dies, the server stays down two
-seconds, comes back on a new boot, its driver answers three seconds later), the NPUs and the kubelets. Real: the
+seconds, comes back on a new boot, its driver answers three seconds later), the NPUs and their network ports
+(testkit/fakenode/hccn_tool.py) and the kubelets. Real: the
 bastion (Debian's sshd, forwarding only, the one place the nodes' names resolve), the nodes' sshd, OpenSSH.
 """
 from __future__ import annotations
@@ -40,6 +41,12 @@ def test_behind_a_bastion_each_node_reboots_after_its_install_and_is_verified_on
         # Verify ran on the new boot: no reboot pending, every chip healthy.
         assert outputs[name]["healthy"] is True and outputs[name]["rebootRequired"] is False, outputs[name]
         assert world.node_labels(name).get(READY) == "true" and not world.cordoned(name)
+    # The 910B nodes' NPU networks, written after the reboot, before verify (simulated ports, hccn_tool forms).
+    for name in (CANARY, RENAMED_THIRD):
+        network = outputs[name]["npuNetwork"]
+        assert network["ready"] is True and len(network["npus"]) == 8, network
+        assert all(port["link"] == "UP" and port["netHealth"] == "Success" for port in network["npus"])
+    assert "npuNetwork" not in outputs[RENAMED_SECOND]  # a 310P inference server has no NPU network
     forwarded = {target for target, _ in world.bastion.forwards()}
     assert forwarded == {f"{name}.{BEHIND}" for name in servers}, forwarded
     # Nothing to do: no step runs, so nothing dials a node and nothing reboots.
