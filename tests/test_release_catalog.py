@@ -58,6 +58,36 @@ def test_healthz_is_what_v26_serves_and_v6_lacks():
     assert "useAscendDocker" not in release_entry("device-plugin", "v26.1.0").flags
 
 
+def test_only_a_release_with_the_duplicate_detector_mounts_dockers_socket():
+    v6, v26 = (release_entry("device-plugin", release) for release in ("v6.0.0", "v26.1.0"))
+    assert v6.detector_mounts == [] and v6.engine_detector_mounts == {}
+    assert set(v26.engine_detector_mounts) == {"docker"}  # containerd nodes need only what every node gets
+    [socket] = v26.engine_detector_mounts["docker"]
+    assert (socket.path, socket.type, socket.read_only) == ("/run/docker.sock", "Socket", True)
+
+
+def test_an_engine_the_project_does_not_run_is_refused():
+    text = (catalog.CATALOG_DIR / "device-plugin.yaml").read_text(encoding="utf-8")
+    with pytest.raises(CatalogError, match="release v26.1.0: engineDetectorMounts.isulad"):
+        parse_releases("device-plugin", text.replace("      docker:\n", "      isulad:\n"))
+
+
+DETECTOR = "component/ascend-device-plugin/pkg/duplicatedetector/"
+
+
+@needs_mirror
+@pytest.mark.parametrize("release", known_releases("device-plugin"))
+def test_engine_sockets_are_those_the_duplicate_detector_dials(release):
+    entry = release_entry("device-plugin", release)
+    if not source.go_files(release, DETECTOR):  # no detector at this tag
+        assert not entry.detector_mounts and not entry.engine_detector_mounts
+        return
+    found = source.constants(release, DETECTOR)
+    docker = found["defaultDockerAddress"].removeprefix("unix://")
+    assert [(m.path, m.type) for m in entry.engine_detector_mounts["docker"]] == [(docker, "Socket")]
+    assert any(found["defaultContainerdAddr"].startswith(m.path + "/") for m in entry.detector_mounts)
+
+
 @needs_mirror
 @pytest.mark.parametrize("component,release", ENTRIES)
 def test_source_commit_is_the_tag(component, release):

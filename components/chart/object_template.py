@@ -28,6 +28,17 @@ def action(expr: Expr, whole: bool = False) -> str:
     return f"{{{{ {expr.pipeline} | toJson }}}}" if whole or expr.kind == "integer" else f"{{{{ {expr.pipeline} }}}}"
 
 
+def spliced(mapping: dict[Any, Any], at: BranchKey, entries: dict[Any, Any]) -> dict[Any, Any]:
+    """`mapping` with the Branch under `at` replaced, in its place, by `entries` (one of its cases)."""
+    result: dict[Any, Any] = {}
+    for key, value in mapping.items():
+        if key == at:
+            result.update(entries)
+        else:
+            result[key] = value
+    return result
+
+
 class ManifestWriter:
     """Writes trees built on placeholders as template text."""
 
@@ -88,6 +99,13 @@ class ManifestWriter:
             placeholder = value if not isinstance(value, list) else value[0]
             return [head, f"{deeper}{{{{- {self.yaml_of(placeholder.expr)} | nindent {indent + 2} }}}}"]
         if isinstance(value, dict) and any(isinstance(k, MergeKey) for k in value):
+            branched = next((k for k in value if isinstance(k, BranchKey)), None)
+            if branched is not None:  # entries that differ under a condition: the whole merge written per case
+                branch = value[branched]
+                then = self.attach(head, spliced(value, branched, branch.then), indent)[1:]
+                otherwise = self.attach(head, spliced(value, branched, branch.otherwise), indent)[1:]
+                return [head, f"{deeper}{{{{- if {branch.condition} }}}}", *then, f"{deeper}{{{{- else }}}}",
+                        *otherwise, f"{deeper}{{{{- end }}}}"]
             return [head, f"{deeper}{{{{- {self.merged(value)} | toYaml | nindent {indent + 2} }}}}"]
         if isinstance(value, dict):
             return [head, *self.entries(value, indent + 2)] if value else [head + " {}"]

@@ -87,7 +87,7 @@ class Explorer:
         for start in (base, (False,) * len(self.flags)):  # all on, all off, and each with one flag flipped
             for flags in [start] + [flipped(start, i) for i in range(len(self.flags))]:
                 note(flags)
-        members = self.member_guards(around(base)[combos[0]], full)
+        members = self.member_guards(around(base), full)
         result, queue = [], list(homes)
         for key in queue:  # grows when an object turns up only under several flags flipped together
             home = homes[key]
@@ -108,7 +108,8 @@ class Explorer:
         combos = list(itertools.product(*self.choices.values()))
         builds = {(flags, combo): self.build(flags, full, combo)
                   for flags in itertools.product((False, True), repeat=len(self.flags)) for combo in combos}
-        members = self.member_guards(builds[((True,) * len(self.flags), combos[0])], full)
+        base = (True,) * len(self.flags)
+        members = self.member_guards({combo: builds[(base, combo)] for combo in combos}, full)
         order = list(dict.fromkeys(key for built in builds.values() for key in built))
         return [self.template_object(key, builds, list(range(len(self.flags))), members.get(key, [])) for key in order]
 
@@ -153,19 +154,24 @@ class Explorer:
             tree = merge_pair(tree, merged[member], f"eq {pipeline(path)} {json.dumps(member)}")
         return tree
 
-    def member_guards(self, everything: dict[Identity, Any], full: dict[tuple[str, ...], list[str]]
-                      ) -> dict[Identity, list[str]]:
-        """`has "<member>" <set>` for the objects that exist only when that member is in its set."""
-        guards: dict[Identity, list[str]] = {}
+    def member_guards(self, everything: dict[tuple[str, ...], dict[Identity, Any]],
+                      full: dict[tuple[str, ...], list[str]]) -> dict[Identity, list[str]]:
+        """`has "<member>" <set>` for the objects that exist only when that member is in its set, under every
+        combination of the choices that builds them (`everything`: the build of each, all flags on)."""
+        found: dict[Identity, dict[str, bool]] = {}  # guard -> whether it is needed, per choice combination
         for path, members in full.items():
             for member in members:
-                without = self.build((True,) * len(self.flags), {**full, path: [m for m in members if m != member]})
-                for key, obj in everything.items():
-                    if key not in without:
-                        guards.setdefault(key, []).append(f'has {json.dumps(member)} {pipeline(path)}')
-                    elif without[key] != obj:
-                        raise ValueError(f"{key} changes with the members of {pipeline(path)}; not expressible")
-        return guards
+                guard = f'has {json.dumps(member)} {pipeline(path)}'
+                for combo, built in everything.items():
+                    without = self.build((True,) * len(self.flags), {**full, path: [m for m in members if m != member]},
+                                         combo)
+                    for key, obj in built.items():
+                        if key in without and without[key] != obj:
+                            raise ValueError(f"{key} changes with the members of {pipeline(path)}; not expressible")
+                        needed = found.setdefault(key, {}).setdefault(guard, key not in without)
+                        if needed != (key not in without):
+                            raise ValueError(f"{key} needs {guard} under some choices only; not expressible")
+        return {key: [guard for guard, needed in guards.items() if needed] for key, guards in found.items()}
 
     def cube(self, key: Identity, present: set[tuple[bool, ...]], over: list[int]) -> dict[int, bool]:
         """The flags of `over` every build holding the object agrees on; they must describe exactly those builds."""

@@ -103,7 +103,8 @@ class AscendCluster(pulumi.ComponentResource):
                 self._rbac.setdefault(owner, []).append(resource)
             return
         op = self._registry.operand(owner)
-        key = obj["metadata"]["labels"][op.key]
+        labels = obj["metadata"]["labels"]
+        key = labels[op.key] + (f"/{labels[op.variant]}" if op.variant and op.variant in labels else "")
         self._workload_objects[owner][key] = obj
         if CANARY in op.waits:  # registered by label_node
             self._pending[(owner, key)] = obj
@@ -124,8 +125,8 @@ class AscendCluster(pulumi.ComponentResource):
                 after += [self.shared[wait]] if wait in self.shared else []
             elif wait == CANARY:
                 after += [canary_patch] if canary_patch else []
-            else:
-                after.append(self.workloads[wait][key])
+            else:  # every workload of the key, whatever its variant
+                after += [w for k, w in self.workloads[wait].items() if k.split("/")[0] == key]
         timeouts = pulumi.CustomTimeouts(create=op.create_timeout(self.values)) if op.create_timeout else None
         stable = f"{obj['kind'].lower()}-{op.stable_name}-{key.lower()}" if op.stable_name else None
         return self._register(obj, after, timeouts, stable)

@@ -73,6 +73,9 @@ class Operand:
     extras: tuple[Builder, ...] = ()
     waits: tuple[str, ...] = ()
     key: Optional[str] = None  # the label that keys each workload in `output`
+    # A label some workloads of one key carry to tell them apart (`<key>/<variant>` in `output`); what waits for the
+    # key waits for all of them.
+    variant: Optional[str] = None
     output: Optional[str] = None
     canary: Optional[Callable[[Values, str], str]] = None
     stable_name: Optional[str] = None  # registered as `<kind>-<stable_name>-<key>`: its Kubernetes name changes
@@ -127,7 +130,8 @@ REGISTRY = Registry(
     ),
     operands=(
         Operand("device-plugin", always, build_device_plugin_service_account, build_device_plugin_rbac,
-                build_device_plugin_daemonsets, waits=(OWN_RBAC, PRIORITY_CLASS), key=CHIP, output="devicePlugins"),
+                build_device_plugin_daemonsets, waits=(OWN_RBAC, PRIORITY_CLASS), key=CHIP, variant=CONTAINER_RUNTIME,
+                output="devicePlugins"),
         Operand("exporter", switch("exporter", "enabled"), build_exporter_service_account,
                 workloads=build_exporter_daemonsets,
                 extras=(build_exporter_endpoint, monitoring_objects),

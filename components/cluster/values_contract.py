@@ -167,6 +167,10 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
             "resources": resources("devicePlugin.resources"),
             "chips": Value(subset_of("Chip types to run a device plugin DaemonSet for.", CHIPS),
                            lambda s: list(s.chips)),
+            "containerRuntimes": Value(subset_of(
+                "Container engines of the NPU nodes. With a release whose duplicate-NPU detector dials the engine "
+                "(v26.1.0), the Docker nodes of each chip get a DaemonSet of their own that mounts Docker's socket.",
+                ENGINES), lambda s: list(s.engines)),
             "priorityClassName": Value(string("PriorityClass of the device plugin pods.", DNS_SUBDOMAIN), ChartOnly(
                 "system-node-critical", "the official manifests' class: without the plugin no NPU is allocatable, "
                                         "so it is the last pod a node may evict"))},

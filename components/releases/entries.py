@@ -8,6 +8,7 @@ from pydantic.alias_generators import to_camel
 
 GoType = Literal["bool", "int", "int64", "uint", "string", "duration"]
 HostPathType = Literal["", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"]
+Engine = Literal["containerd", "docker"]
 Text = Annotated[str, Field(min_length=1)]
 
 
@@ -116,6 +117,7 @@ class DevicePlugin(ClusterEntry):
     ascend_docker_env: Text
     env: list[EnvVar]
     detector_mounts: list[Mount]
+    engine_detector_mounts: dict[Engine, list[Mount]]
     host_pid: bool = Field(alias="hostPID")
     chip_security_context: dict[str, SecurityContext] = {}
     rbac: Rbac

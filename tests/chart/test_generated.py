@@ -1,6 +1,7 @@
 """The committed chart is what the generator makes, byte for byte, laid out as the project's Helm rules say."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -18,11 +19,12 @@ from components.chart.writer import CHART_DIR, HELPERS, ROOT, chart_files, drift
 from components.cluster.common import metadata, node_labels
 from components.cluster.dashboard_access import rbac as dashboard_access
 from components.cluster.validation import job as validation_job
+from components.releases.catalog import known_releases
 
 from .rendering import as_values_file, merged, render
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
-EVERYTHING = {"devicePlugin": {"chips": ["910", "910B", "310", "310P"]},
+EVERYTHING = {"devicePlugin": {"chips": ["910", "910B", "310", "310P"], "containerRuntimes": ["containerd", "docker"]},
               "exporter": {"containerRuntimes": ["containerd", "docker"]},
               "validation": {"enabled": True, "jobs": {chip: {"node": f"npu-{chip.lower()}", "image": {
                   "repository": "registry.example.com/ascend/cann", "tag": f"8.0.0-{chip.lower()}"}}
@@ -82,8 +84,10 @@ def test_one_object_per_template_named_after_its_kind(chart, stack_values, opera
 def test_every_template_renders_an_object_for_some_values(chart, stack_values):
     base = merged(as_values_file(stack_values["prod"]), EVERYTHING)
     seen = set()
-    for operator in (False, True):
-        rendered = chart.render(merged(base, {"monitoring": {"prometheusOperator": operator}}), name="ascend-npu")
+    for operator, release in itertools.product((False, True), known_releases("device-plugin")):
+        plugin = {"release": release, "image": {"tag": release}}  # v26.1.0: a DaemonSet per chip for Docker nodes
+        rendered = chart.render(merged(base, {"monitoring": {"prometheusOperator": operator}, "devicePlugin": plugin}),
+                                name="ascend-npu")
         seen |= {name for name, text in rendered.items()
                  if not name.endswith("NOTES.txt") and list(filter(None, yaml.safe_load_all(text)))}
     templates = {f"{CHART_NAME}/{n}" for n in chart_files() if n.startswith("templates/") and n.endswith(".yaml")}

@@ -88,7 +88,9 @@ def test_device_plugin_release_v26_changes_only_its_flags_probe_and_rules(chart,
                                                            "volumeMounts")}
     # data-trace config and containerd's state for the duplicate-NPU detector, v26.1.0 only
     volumes = {(PLUGIN, ("spec", "template", "spec", "volumes", i)) for i in (6, 7)}
-    assert coarse == {*release_fields, *volumes, ("ClusterRole/ascend-npu-device-plugin", ("rules",)),
+    # containerd nodes only: Docker nodes get DaemonSets of their own (dev has none)
+    selector = (PLUGIN, ("spec", "template", "spec", "nodeSelector", "ascend-npu.io/container-runtime"))
+    assert coarse == {*release_fields, *volumes, selector, ("ClusterRole/ascend-npu-device-plugin", ("rules",)),
                       (PLUGIN, ("spec", "template", "spec", "hostPID")), (PLUGIN, VERSION), (PLUGIN, POD_VERSION),
                       *((name, VERSION) for name in PLUGIN_RBAC)}
 

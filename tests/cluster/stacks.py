@@ -54,6 +54,9 @@ VARIANTS: dict[str, Callable[[], dict[str, Any]]] = {
     # The dev stack with only the device plugin's image tag moved to the next catalogued release.
     "dev-plugin-v26": _set("dev", devicePlugin={"image": {"repository": f"{MINDCLUSTER}/ascend-k8sdeviceplugin",
                                                           "tag": "v26.1.0"}}),
+    # prod (910B on containerd, 310P on Docker) with the device plugin at v26.1.0: its detector needs Docker's socket.
+    "prod-plugin-v26": _set("prod", devicePlugin={"image": {"repository": f"{MINDCLUSTER}/ascend-k8sdeviceplugin",
+                                                           "tag": "v26.1.0", "digest": "sha256:" + "5a" * 32}}),
     "dev-exporter-v26": _set("dev", exporter={"image": {"repository": f"{MINDCLUSTER}/npu-exporter",
                                                         "tag": "v26.1.0"}}),
     # A rebuilt image under the organisation's own tag, rendered as the release it was built from.

@@ -184,3 +184,19 @@ def test_a_canary_labelled_after_construction_still_gets_the_validation_job():
 def test_the_policy_pack_passes_the_cluster_layer(stack, dev, prod):
     report = judge({"dev": dev, "prod": prod}[stack].all, ROOT / "policies")
     assert report["violations"] == [], json.dumps(report["violations"], indent=1)
+
+
+def test_a_validation_job_waits_for_every_plugin_of_its_chip():
+    """v26.1.0 on prod: each chip's plugin has a DaemonSet for Docker nodes too (the 310P canary is one)."""
+    graph = record("prod", {"devicePlugin": {"image": {
+        "repository": "swr.cn-south-1.myhuaweicloud.com/ascendhub/ascend-k8sdeviceplugin", "tag": "v26.1.0"}}})
+    component = next(r for r in graph.all if r.type == COMPONENT)
+    assert component.outputs["devicePlugins"] == {
+        "910B": "ascend-device-plugin-910b", "910B/docker": "ascend-device-plugin-910b-docker",
+        "310P": "ascend-device-plugin-310p", "310P/docker": "ascend-device-plugin-310p-docker"}
+    plugins = [r for r in graph.kind("DaemonSet")
+               if r.properties["metadata"]["labels"]["app.kubernetes.io/component"] == "device-plugin"]
+    for job in graph.kind("Job"):
+        chip = job.properties["metadata"]["labels"]["ascend-npu.io/chip"]
+        mine = {r.urn for r in plugins if r.properties["metadata"]["labels"]["ascend-npu.io/chip"] == chip}
+        assert len(mine) == 2 and {r.urn for r in plugins} & graph.deps(job) == mine

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from components.cluster.common.node_labels import NPU_TAINT_KEYS, node_labels, node_taints, resource_name
+from tests.kube_schemas import K8S_VERSIONS, builtin_failures
 
 from .stacks import VARIANTS, of_kind, one, pod_spec
 
@@ -142,3 +143,64 @@ def test_extra_node_selector_and_tolerations_from_values(values):
     spec = pod_spec(build_device_plugin_daemonsets(extra)[0])
     assert spec["nodeSelector"]["pool"] == "npu" and spec["nodeSelector"]["ascend-npu.io/chip"] == "910B"
     assert spec["tolerations"][-1] == {"key": "maintenance", "operator": "Exists", "effect": "NoExecute"}
+
+
+def device_plugins(objs: list[dict]) -> dict[str, dict]:
+    return {ds["metadata"]["name"]: ds for ds in of_kind(objs, "DaemonSet")
+            if ds["metadata"]["labels"]["app.kubernetes.io/component"] == "device-plugin"}
+
+
+def host_mounts(ds: dict) -> dict[str, tuple[str, str, bool]]:
+    """Container path -> (host path, hostPath type, read-only) of the plugin container."""
+    spec = pod_spec(ds)
+    volumes = {v["name"]: v["hostPath"] for v in spec["volumes"]}
+    return {m["mountPath"]: (volumes[m["name"]]["path"], volumes[m["name"]].get("type", ""), m.get("readOnly", False))
+            for m in spec["containers"][0]["volumeMounts"]}
+
+
+DOCKER_SOCKET = ("/run/docker.sock", "Socket", True)
+
+
+def test_device_plugin_v26_mounts_dockers_socket_on_docker_nodes_only(objects, specs):
+    """prod (910B on containerd, 310P on Docker) at v26.1.0: the detector dials /run/docker.sock on Docker nodes."""
+    plugins, spec = device_plugins(objects["prod-plugin-v26"]), specs["prod-plugin-v26"]
+    assert list(plugins) == ["ascend-device-plugin-910b", "ascend-device-plugin-910b-docker",
+                             "ascend-device-plugin-310p", "ascend-device-plugin-310p-docker"]
+    for node in spec.nodes:  # each node runs exactly one plugin: that of its chip and engine
+        docker = node.container_runtime.value == "docker"
+        wanted = f"ascend-device-plugin-{node.chip.value.lower()}" + ("-docker" if docker else "")
+        assert [name for name, ds in plugins.items() if node.name in selected(ds, spec)] == [wanted], node.name
+    # containerd nodes: the mounts a containerd-only stack gives them, Docker's socket not among them
+    reference = host_mounts(one(objects["dev-plugin-v26"], "DaemonSet", "ascend-device-plugin-910b"))
+    assert reference["/run/containerd"] == ("/run/containerd", "DirectoryOrCreate", True)
+    for chip in ("910b", "310p"):
+        on_containerd = plugins[f"ascend-device-plugin-{chip}"]
+        on_docker = plugins[f"ascend-device-plugin-{chip}-docker"]
+        assert host_mounts(on_containerd) == reference
+        assert host_mounts(on_docker) == {**reference, "/run/docker.sock": DOCKER_SOCKET}
+        assert pod_spec(on_containerd)["nodeSelector"]["ascend-npu.io/container-runtime"] == "containerd"
+        assert pod_spec(on_docker)["nodeSelector"]["ascend-npu.io/container-runtime"] == "docker"
+        assert on_docker["metadata"]["labels"]["ascend-npu.io/container-runtime"] == "docker"
+        # no flag and no variable picks the engine: the plugin reads it from its Node object
+        first, second = pod_spec(on_containerd)["containers"][0], pod_spec(on_docker)["containers"][0]
+        assert {k: v for k, v in first.items() if k != "volumeMounts"} == \
+               {k: v for k, v in second.items() if k != "volumeMounts"}
+    for version in K8S_VERSIONS:
+        failures = builtin_failures({"prod-plugin-v26": list(plugins.values())}, version)
+        assert not failures, "\n".join(failures)
+
+
+def test_device_plugin_v6_is_one_daemonset_per_chip_on_either_engine(objects, specs):
+    """v6.0.0 has no duplicate-NPU detector: no engine split, no engine socket, Docker nodes included."""
+    plugins, spec = device_plugins(objects["prod"]), specs["prod"]
+    assert list(plugins) == ["ascend-device-plugin-910b", "ascend-device-plugin-310p"]
+    assert selected(plugins["ascend-device-plugin-310p"], spec) == {
+        n.name for n in spec.nodes if n.container_runtime.value == "docker"}
+    for ds in plugins.values():
+        assert "ascend-npu.io/container-runtime" not in pod_spec(ds)["nodeSelector"]
+        assert "ascend-npu.io/container-runtime" not in ds["metadata"]["labels"]
+        assert [v["name"] for v in pod_spec(ds)["volumes"]] == [
+            "device-plugin", "pod-resource", "hiai-driver", "log-path", "tmp", "localtime"]
+    for version in K8S_VERSIONS:
+        failures = builtin_failures({"prod": list(plugins.values())}, version)
+        assert not failures, "\n".join(failures)

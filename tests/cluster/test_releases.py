@@ -81,6 +81,8 @@ def test_moving_the_plugin_tag_to_v26_changes_only_what_the_release_defines(obje
         f"{container}.ports", f"{container}.livenessProbe",
         # v26.1.0 writes each job's data-trace config under /user/cluster-info/datatrace-config
         f"{container}.volumeMounts", f"{plugin}.volumes",
+        # its detector needs Docker's socket on Docker nodes, which get DaemonSets of their own
+        f"{plugin}.nodeSelector.ascend-npu.io/container-runtime",
         "ClusterRole//ascend-npu-device-plugin.rules",
         f"{job_name}.metadata.name",
     }

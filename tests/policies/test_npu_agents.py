@@ -28,7 +28,7 @@ def every_configuration() -> list[dict[str, Any]]:
     for volcano, digest in itertools.product((False, True), (None, "sha256:" + "4e" * 32)):
         values = copy.deepcopy(default_values())
         values["devicePlugin"].update(chips=CHIPS, volcano=volcano)
-        values["exporter"]["containerRuntimes"] = ENGINES
+        values["exporter"]["containerRuntimes"] = values["devicePlugin"]["containerRuntimes"] = ENGINES
         values["devicePlugin"]["image"]["digest"] = digest
         configurations.append(values)
     return configurations

@@ -1,10 +1,11 @@
-"""The Ascend device plugin: one DaemonSet per chip type present, with the flags and probes of its pinned release."""
+"""The Ascend device plugin: one DaemonSet per chip type present (and per container engine, where the pinned release's
+duplicate-NPU detector needs an engine's own socket), with the flags and probes of its pinned release."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from components.cluster.common.metadata import image_reference, image_version, metadata
-from components.cluster.common.node_labels import ACCELERATOR, ACCELERATORS, CHIP
+from components.cluster.common.node_labels import ACCELERATOR, ACCELERATORS, CHIP, CONTAINER_RUNTIME
 from components.cluster.common.pod_parts import (
     daemonset,
     host_path,
@@ -31,9 +32,13 @@ LOCALTIME: Mount = ("localtime", "/etc/localtime", "", True)
 CHECKED = {"/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-resources", "/usr/local/Ascend/driver", "/tmp"}
 
 
-def daemonset_name(chip: str) -> str:
-    """`ascend-device-plugin-910b` for chip `910B`."""
-    return f"{APP}-{chip.lower()}"
+CONTAINERD = "containerd"
+
+
+def daemonset_name(chip: str, engine: str = CONTAINERD) -> str:
+    """`ascend-device-plugin-910b` for chip `910B` (on containerd, or on every engine where the release needs no
+    split), `ascend-device-plugin-910b-docker` for its Docker nodes."""
+    return f"{APP}-{chip.lower()}" + ("" if engine == CONTAINERD else f"-{engine}")
 
 
 def plugin_release(values: dict[str, Any]) -> DevicePlugin:
@@ -63,13 +68,23 @@ def plugin_env(values: dict[str, Any]) -> list[dict[str, Any]]:
     return [*(var.manifest() for var in release.env), {"name": release.ascend_docker_env, "value": "True"}]
 
 
-def plugin_mounts(values: dict[str, Any]) -> list[Mount]:
+def plugin_engines(values: dict[str, Any]) -> list[Optional[str]]:
+    """The engines that get a DaemonSet of their own per chip: containerd and each engine of the stack the release's
+    detector needs a socket for (v26.1.0: Docker's); `[None]`, one DaemonSet for every engine, where it needs none."""
+    split = plugin_release(values).engine_detector_mounts
+    if not split:
+        return [None]
+    return [CONTAINERD, *(e for e in values["devicePlugin"]["containerRuntimes"] if e != CONTAINERD and e in split)]
+
+
+def plugin_mounts(values: dict[str, Any], engine: Optional[str] = None) -> list[Mount]:
     """The host paths the release's manifest mounts (Volcano's too), the engine state its duplicate-NPU detector
-    reads, our own log directory and the node's time zone."""
+    reads (on the nodes of `engine`), our own log directory and the node's time zone."""
     release = plugin_release(values)
     mounts: list[Mount] = []
     volcano = release.volcano_mounts if values["devicePlugin"]["volcano"] else []
-    for mount in [*release.mounts, *release.detector_mounts, *volcano]:
+    engine_mounts = [m for name, listed in release.engine_detector_mounts.items() if name == engine for m in listed]
+    for mount in [*release.mounts, *release.detector_mounts, *engine_mounts, *volcano]:
         if mount.name == OWN_LOG[0]:
             mounts.append(OWN_LOG)
         elif mount.name not in NOT_MOUNTED:
@@ -78,7 +93,7 @@ def plugin_mounts(values: dict[str, Any]) -> list[Mount]:
     return mounts + ([] if any(m[0] == LOCALTIME[0] for m in mounts) else [LOCALTIME])
 
 
-def _container(values: dict[str, Any]) -> dict[str, Any]:
+def _container(values: dict[str, Any], engine: Optional[str]) -> dict[str, Any]:
     plugin, release = values["devicePlugin"], plugin_release(values)
     container: dict[str, Any] = {
         "name": "device-plugin",
@@ -96,32 +111,36 @@ def _container(values: dict[str, Any]) -> dict[str, Any]:
     # Privileged: it opens /dev/davinci* and the driver's management devices on the host.
     container["securityContext"] = release.security_context.manifest()
     container["volumeMounts"] = [{"name": name, "mountPath": path, **({"readOnly": True} if ro else {})}
-                                 for name, path, _, ro in plugin_mounts(values)]
+                                 for name, path, _, ro in plugin_mounts(values, engine)]
     return container
 
 
-def _pod_spec(values: dict[str, Any], chip: str) -> dict[str, Any]:
+def _pod_spec(values: dict[str, Any], chip: str, engine: Optional[str]) -> dict[str, Any]:
     plugin = values["devicePlugin"]
     host_pid = {"hostPID": True} if plugin_release(values).host_pid else {}
+    selected = {ACCELERATOR: ACCELERATORS[chip], CHIP: chip, **({CONTAINER_RUNTIME: engine} if engine else {})}
     return {
         "serviceAccountName": DEVICE_PLUGIN_SA,
         "automountServiceAccountToken": True,
         **host_pid,
         "priorityClassName": plugin["priorityClassName"],
-        "nodeSelector": node_selector(values, {ACCELERATOR: ACCELERATORS[chip], CHIP: chip}),
+        "nodeSelector": node_selector(values, selected),
         "tolerations": tolerations(values),
-        "containers": [_container(values)],
-        "volumes": [host_path(name, path, kind) for name, path, kind, _ in plugin_mounts(values)],
+        "containers": [_container(values, engine)],
+        "volumes": [host_path(name, path, kind) for name, path, kind, _ in plugin_mounts(values, engine)],
     }
 
 
 def build_device_plugin_daemonsets(values: dict[str, Any]) -> list[dict[str, Any]]:
-    """One DaemonSet per chip type in the stack, each on the ready nodes of that chip."""
+    """One DaemonSet per chip type in the stack, each on the ready nodes of that chip; where the release's detector
+    needs an engine's socket, the chip's Docker nodes get a DaemonSet of their own (labelled with the engine), and
+    the chip's first one keeps its name and selects containerd nodes."""
     plugin = values["devicePlugin"]
     result = []
     for chip in plugin["chips"]:
-        name = daemonset_name(chip)
-        meta = metadata(values, name, "device-plugin", APP, image_version(plugin["image"]), values["namespace"],
-                        labels={CHIP: chip})
-        result.append(daemonset(meta, APP, _pod_spec(values, chip)))
+        for engine in plugin_engines(values):
+            labels = {CHIP: chip, **({CONTAINER_RUNTIME: engine} if engine and engine != CONTAINERD else {})}
+            meta = metadata(values, daemonset_name(chip, engine or CONTAINERD), "device-plugin", APP,
+                            image_version(plugin["image"]), values["namespace"], labels=labels)
+            result.append(daemonset(meta, APP, _pod_spec(values, chip, engine)))
     return result
