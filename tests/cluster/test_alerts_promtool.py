@@ -1,8 +1,6 @@
 """The alert rules pass `promtool check rules`, and fire (and stay quiet) on input series as intended."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,27 +8,13 @@ import pytest
 import yaml
 
 from components.cluster.monitoring.alerts import RULES_KEY, rule_groups, rules_file
+from components.cluster.monitoring.prefailure_alerts import prefailure_rule_groups
 from components.cluster.values_contract import chart_values
 
+from .promtool_rules import JOB, alert, cases_missing, chip, needs_promtool, promtool, run_rule_tests, series
 from .stacks import one
 
-PROMTOOL = shutil.which("promtool")
-pytestmark = pytest.mark.skipif(PROMTOOL is None, reason="promtool not installed (Debian package `prometheus`)")
-JOB = 'job="ascend-npu-exporter"'
-
-
-def series(name: str, labels: str, values: str) -> dict[str, str]:
-    return {"series": f"{name}{{{labels}}}", "values": values}
-
-
-def alert(eval_time: str, name: str, *fired: tuple[dict[str, str], dict[str, str]]) -> dict:
-    """One `alert_rule_test`: at `eval_time`, exactly the `fired` (labels, annotations) pairs are firing."""
-    return {"eval_time": eval_time, "alertname": name,
-            "exp_alerts": [{"exp_labels": labels, "exp_annotations": notes} for labels, notes in fired]}
-
-
-def chip(node: str, npu: str, severity: str) -> dict[str, str]:
-    return {"job": "ascend-npu-exporter", "node": node, "id": npu, "severity": severity}
+pytestmark = needs_promtool
 
 
 UNHEALTHY = {"summary": "An Ascend NPU reports itself unhealthy."}
@@ -112,10 +96,6 @@ TESTS = [
 ]
 
 
-def promtool(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([PROMTOOL, *args], capture_output=True, text=True, timeout=120)
-
-
 @pytest.fixture
 def rules_path(values, tmp_path) -> Path:
     path = tmp_path / "ascend-npu-rules.yaml"
@@ -123,25 +103,26 @@ def rules_path(values, tmp_path) -> Path:
     return path
 
 
-def test_check_rules(rules_path):
+def test_check_rules(rules_path, values):
     result = promtool("check", "rules", str(rules_path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 6 rules found" in result.stdout
+    count = sum(len(group["rules"]) for group in rule_groups(values["prod"]))
+    assert count == 6 + sum(len(group["rules"]) for group in prefailure_rule_groups(values["prod"]))
+    assert f"SUCCESS: {count} rules found" in result.stdout
 
 
-def test_alerts_fire_and_stay_quiet_on_input_series(rules_path, tmp_path):
-    tests = tmp_path / "alerts-test.yaml"
-    tests.write_text(yaml.safe_dump({"rule_files": [rules_path.name], "evaluation_interval": "1m",
-                                     "tests": TESTS}, sort_keys=False))
-    result = promtool("test", "rules", str(tests))
+def test_the_first_group_then_the_prefailure_groups(values):
+    groups = rule_groups(values["prod"])
+    assert groups[0]["name"] == "ascend-npu" and groups[1:] == prefailure_rule_groups(values["prod"])
+
+
+def test_alerts_fire_and_stay_quiet_on_input_series(values, tmp_path):
+    result = run_rule_tests(rules_file(values["prod"]), TESTS, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_every_alert_is_tested_firing_and_quiet(values):
-    cases = [case for test in TESTS for case in test["alert_rule_test"]]
-    for rule in rule_groups(values["prod"])[0]["rules"]:
-        outcomes = {bool(c["exp_alerts"]) for c in cases if c["alertname"] == rule["alert"]}
-        assert outcomes == {True, False}, f"{rule['alert']} needs a firing and a quiet case"
+    assert cases_missing(rule_groups(values["prod"])[:1], TESTS) == []
 
 
 def test_a_broken_expression_fails_the_check(values, tmp_path):

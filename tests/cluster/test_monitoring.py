@@ -7,8 +7,11 @@ import pytest
 import yaml
 
 from components.cluster.monitoring.grafana_dashboard import DASHBOARD_KEY
+from components.cluster.monitoring.prefailure_alerts import prefailure_rule_groups
 from components.cluster.monitoring.scrape import SCRAPE_KEY
+from tests.release_checks import metrics_in
 
+from .promtool_rules import needs_promtool, promtool
 from .stacks import VARIANTS, of_kind, one
 
 EXPORTER_METRICS = {"npu_chip_info_health_status", "npu_chip_info_utilization", "npu_chip_info_temperature",
@@ -49,8 +52,8 @@ def test_pod_monitor_matches_the_exporter_and_the_alerts_job(objects):
         assert monitor["spec"]["podMetricsEndpoints"][0]["port"] in ports
     job = next(r["replacement"] for r in monitor["spec"]["podMetricsEndpoints"][0]["relabelings"]
                if r.get("targetLabel") == "job")
-    rules = one(objs, "PrometheusRule")["spec"]["groups"][0]["rules"]
-    assert all(f'job="{job}"' in r["expr"] for r in rules)
+    rules = [rule for group in one(objs, "PrometheusRule")["spec"]["groups"] for rule in group["rules"]]
+    assert len(rules) > 6 and all(f'job="{job}"' in r["expr"] for r in rules)
 
 
 @pytest.mark.parametrize("variant", [v for v in VARIANTS if v != "prod-exporter-off"])
@@ -62,20 +65,52 @@ def test_operator_kinds_only_with_the_operator(objects, specs, variant):
     assert bool(rule_maps) is not operator
 
 
+def board(objs: list[dict]) -> dict:
+    return json.loads(one(objs, "ConfigMap", "ascend-npu-dashboard")["data"][DASHBOARD_KEY])
+
+
 def test_dashboard_panels(objects):
     config_map = one(objects["prod"], "ConfigMap", "ascend-npu-dashboard")
     assert config_map["metadata"]["labels"]["grafana_dashboard"] == "1"
-    dashboard = json.loads(config_map["data"][DASHBOARD_KEY])
+    dashboard = board(objects["prod"])
     titles = " | ".join(p["title"] for p in dashboard["panels"])
-    for word in ("health", "AICore", "Temperature", "HBM"):
+    for word in ("health", "AICore", "Temperature", "HBM", "ECC", "link", "RoCE", "HCCS", "error code"):
         assert word in titles
     ids = [p["id"] for p in dashboard["panels"]]
     assert len(ids) == len(set(ids))
     for panel in dashboard["panels"]:
         for target in panel["targets"]:
-            metrics = {m for m in EXPORTER_METRICS if m in target["expr"]}
+            metrics = {m for m in EXPORTER_METRICS if m in target["expr"]} or metrics_in(target["expr"])
             assert metrics, f"{panel['title']} reads no exporter metric"
-            assert 'job="ascend-npu-exporter"' in target["expr"]
+            assert 'job="ascend-npu-exporter"' in target["expr"] and 'node=~"$node"' in target["expr"]
+
+
+def test_every_prefailure_alert_has_its_metrics_on_the_dashboard(objects, values):
+    """Each alert on what comes before a chip fails reads metrics a panel shows too."""
+    shown = set().union(*(metrics_in(t["expr"]) for p in board(objects["prod"])["panels"] for t in p["targets"]))
+    for group in prefailure_rule_groups(values["prod"]):
+        for rule in group["rules"]:
+            assert metrics_in(rule["expr"]) & shown, f"{rule['alert']} has no panel"
+
+
+def test_dashboard_panels_lie_side_by_side_without_overlap(objects):
+    cells = [(p["title"], x, y) for p in board(objects["prod"])["panels"]
+             for x in range(p["gridPos"]["x"], p["gridPos"]["x"] + p["gridPos"]["w"])
+             for y in range(p["gridPos"]["y"], p["gridPos"]["y"] + p["gridPos"]["h"])]
+    assert all(x < 24 for _, x, _ in cells)
+    assert len({(x, y) for _, x, y in cells}) == len(cells), "two panels share a cell"
+
+
+@needs_promtool
+def test_every_dashboard_query_is_valid_promql(objects, tmp_path):
+    """promtool parses each panel's query as a recording rule (Grafana's `$node` is a plain string in a regex)."""
+    panels = board(objects["prod"])["panels"]
+    rules = [{"record": f"panel:{p['id']}:{t['refId']}", "expr": t["expr"]} for p in panels for t in p["targets"]]
+    path = tmp_path / "dashboard-queries.yaml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    result = promtool("check", "rules", str(path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"SUCCESS: {len(rules)} rules found" in result.stdout
 
 
 def test_dashboard_can_be_left_out(objects):

@@ -1,4 +1,8 @@
-"""NPU alerts: one rule group, shipped as a PrometheusRule or, without the operator, as a ConfigMap."""
+"""NPU alerts, shipped as a PrometheusRule or, without the operator, as a ConfigMap.
+
+The group `ascend-npu` (health, heat, memory, the exporter, allocatable NPUs), then the groups of
+`prefailure_alerts` (what comes before a chip fails).
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -7,6 +11,7 @@ import yaml
 
 from components.cluster.common.metadata import image_version, metadata
 from components.cluster.exporter.daemonsets import APP
+from components.cluster.monitoring.prefailure_alerts import prefailure_rule_groups
 
 RULES_KEY = "ascend-npu-rules.yaml"
 
@@ -76,7 +81,7 @@ def rule_groups(values: dict[str, Any]) -> list[dict[str, Any]]:
          "annotations": {"summary": "A node offers fewer NPUs to pods than it has.",
                          "description": "{{ $labels.node }} has {{ $value }} NPUs but Kubernetes can "
                                         "schedule fewer; check the device plugin pod and the NPUs' health."}},
-    ]}]
+    ]}, *prefailure_rule_groups(values)]
 
 
 def rules_file(values: dict[str, Any]) -> str:
