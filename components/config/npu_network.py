@@ -105,12 +105,14 @@ def resolve(node: Any, pool: Any, index: int, npu_count: Optional[int], chip: Op
         problems.append(Problem(f"{field}.addresses", f"{len(net.addresses)} addresses for {npu_count} NPUs; write "
                                                       "one per NPU, in NPU id order (0, 1, ...)"))
     for name, alias in (("gateway", "gateway"), ("detect_address", "detectAddress")):
-        if isinstance(values[name], list) and len(values[name]) != len(net.addresses):
-            problems.append(Problem(f"{field}.{alias}", f"{len(values[name])} addresses for "
+        given = values[name]
+        if isinstance(given, list) and len(given) != len(net.addresses):
+            problems.append(Problem(f"{field}.{alias}", f"{len(given)} addresses for "
                                                         f"{len(net.addresses)} NPUs; write one, or one per NPU"))
-    if problems:
+    mask, gateway, detect = values["netmask"], values["gateway"], values["detect_address"]
+    if problems or mask is None or gateway is None or detect is None:
         return (), problems
-    ports = tuple(NpuPort(i, address, values["netmask"], _pick(values["gateway"], i), _pick(values["detect_address"], i))
+    ports = tuple(NpuPort(i, address, mask, _pick(gateway, i) or "", _pick(detect, i) or "")
                   for i, address in enumerate(net.addresses))
     return ports, _subnets(ports, field)
 

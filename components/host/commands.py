@@ -94,8 +94,9 @@ def mirror_login_stdin(credentials: str) -> str:
 
 
 def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGING) -> dict[str, HostStep]:
-    """The node's `install`, `verify` and `on_destroy` steps, and `npu_network` when it has one; parameters (parameters.py) travel in the command,
-    never in the SSH environment, and the scripts come from the staged set (script_set.py), named by their SHA-256."""
+    """The node's `install`, `verify` and `on_destroy` steps, and `npu_network` when it has one; parameters
+    (parameters.py) travel in the command, never in the SSH environment, and the scripts come from the staged set
+    (script_set.py), named by their SHA-256."""
     inputs = _inputs(spec, node, staging_dir)
     versions = step_parameters("install", inputs, "versions")
     packages = step_parameters("install", inputs, "packages")

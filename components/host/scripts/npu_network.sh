@@ -9,7 +9,7 @@
 # (component/ascend-common/devmanager/hccn/hccn_tool.go L108-127), `-net_health -g` prints `net health status:
 # Success` or the failure (npu_info_parser.py L418-460). The tool lives at driver/tools/hccn_tool (hccn_tool.go L87).
 set -euo pipefail
-STEP=npu-network
+STEP='npu-network'
 
 if ! declare -F say >/dev/null; then # run from a checkout: load the part host_steps() puts before this file
   here=${BASH_SOURCE[0]%/*}
