@@ -43,7 +43,7 @@ def test_a_fresh_node_gets_every_npu_written_and_checked(node):
     # Exactly the forms ascend-deployer runs: address and netmask, gateway, detection address, per NPU.
     assert writes(node)[:3] == ["-i 0 -ip -s address 192.168.100.11 netmask 255.255.255.0",
                                 "-i 0 -gateway -s gateway 192.168.100.1", "-i 0 -netdetect -s address 192.168.100.1"]
-    assert len(writes(node)) == 24 and "NPU 7: address 192.168.100.18 netmask 255.255.255.0" in result.stdout
+    assert len(writes(node)) == 24 and "NPU 7: address 192.168.100.18 netmask 255.255.255.0\n" in result.stdout
 
 
 def test_a_rerun_writes_nothing_and_a_changed_address_writes_that_npu_alone(node):

@@ -26,12 +26,13 @@ field() { sed -n "s/^[[:space:]]*$2:[[:space:]]*//p" <<<"$1" | head -n 1 | tr -d
 has_address() { grep -qw -- "${2//./\\.}" <<<"$1"; }
 
 apply_port() {
-  local npu=$1 address=$2 mask=$3 gateway=$4 detect=$5 now
+  local npu=$1 address=$2 mask=$3 gateway=$4 detect=$5 now was
   now=$(hccn "$npu" -ip -g 2>&1) || now=""
-  if [[ $(field "$now" ipaddr) != "$address" || $(field "$now" netmask) != "$mask" ]]; then
+  was=$(field "$now" ipaddr)
+  if [[ $was != "$address" || $(field "$now" netmask) != "$mask" ]]; then
     hccn "$npu" -ip -s address "$address" netmask "$mask" >/dev/null ||
       die "NPU $npu: hccn_tool could not set address $address netmask $mask"
-    say "NPU $npu: address $address netmask $mask (was ${now:+$(field "$now" ipaddr)/$(field "$now" netmask)})"
+    say "NPU $npu: address $address netmask $mask${was:+ (was $was/$(field "$now" netmask))}"
   fi
   now=$(hccn "$npu" -gateway -g 2>&1) || now=""
   if ! has_address "$now" "$gateway"; then
