@@ -56,7 +56,8 @@ class Bundle:
     """The archive being written, and the manifest of its entries."""
 
     def __init__(self, tar: tarfile.TarFile, secrets: list[str]):
-        self.tar, self.secrets, self.manifest = tar, secrets, []
+        self.tar, self.secrets = tar, secrets
+        self.manifest: list[dict] = []
 
     def add(self, name: str, text: str, source: str) -> None:
         data = redact(text, self.secrets).encode()
@@ -71,7 +72,7 @@ class Bundle:
 
 def add_node(out: Bundle, name: str, report: Optional[HostReport]) -> None:
     if report is None or report.error:
-        out.failed(f"nodes/{name}/", "SSH probe", report.error if report else "not probed")
+        out.failed(f"nodes/{name}/", "SSH probe", (report.error if report else None) or "not probed")
         return
     for section, (words, body) in report.sections.items():
         kind, _, rest = section.partition(":")
@@ -108,7 +109,8 @@ def add_cluster(out: Bundle, spec: StackSpec, view: ClusterView) -> None:
             meta = pod["metadata"]
             path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/log"
             for status in (pod.get("status") or {}).get("containerStatuses") or []:
-                runs = [("", {})] + ([(".previous", {"previous": "true"})] if status.get("restartCount") else [])
+                runs: list[tuple[str, dict]] = [("", {})] + (
+                    [(".previous", {"previous": "true"})] if status.get("restartCount") else [])
                 for suffix, extra in runs:
                     target = f"cluster/logs/{meta['name']}/{status['name']}{suffix}.log"
                     try:

@@ -37,7 +37,8 @@ class HostReport:
 
 def parse(node: str, text: str) -> HostReport:
     """Split the probe's output into its sections (`==ascend-npu-doctor== NAME WORDS...`)."""
-    report, name, words, lines = HostReport(node), None, "", []
+    report, name, words = HostReport(node), None, ""
+    lines: list[str] = []
     for line in text.splitlines():
         if line.startswith(MARK):
             if name is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import pulumi
 from pulumi_command import local, remote
@@ -22,7 +22,7 @@ from components.host.script_set import STAGED_PARENT, local_script_set
 # file modes are not kept, so the installers run as `bash FILE`.
 UPLOAD_PARENT = "/var/tmp"
 # Dials back off to one every 5 s: 200 tries give a rebooting node at least about 16 minutes to come back.
-REBOOT_WAIT = {"dial_error_limit": 200, "per_dial_timeout": 10}
+REBOOT_WAIT: dict[str, Any] = {"dial_error_limit": 200, "per_dial_timeout": 10}
 
 
 @dataclass(frozen=True)
@@ -87,10 +87,10 @@ class AscendHost(pulumi.ComponentResource):
         self.scripts = remote.CopyToRemote(
             f"{name}-scripts", connection=conn, source=pulumi.FileArchive(local_script_set()),
             remote_path=STAGED_PARENT, triggers=moved, opts=copy)
-        staged = [self.scripts]
+        staged: list[pulumi.Resource] = [self.scripts]
         staging = DEFAULT_STAGING
         if spec.packages.source is Source.UPLOAD:
-            directory = spec.packages.directory.rstrip("/")
+            directory = (spec.packages.directory or "").rstrip("/")  # the config requires it with upload
             staging = f"{UPLOAD_PARENT}/{os.path.basename(directory)}"
             self.packages = remote.CopyToRemote(
                 f"{name}-packages", connection=conn, source=pulumi.FileArchive(directory), remote_path=UPLOAD_PARENT,

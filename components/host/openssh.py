@@ -89,7 +89,7 @@ class Session:
         _remove_stale(parent)
         self.folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
         try:
-            identity = self._hold_key() if self.key is not None else None
+            identity = self._hold_key(self.key) if self.key is not None else None
             pins = [(NODE, self.node)] + ([(BASTION, self.bastion)] if self.bastion else [])
             (self.folder / "known_hosts").write_text("".join(f"{alias} {end.host_key}\n" for alias, end in pins))
             (self.folder / "config").write_text(ssh_config(self.node, self.bastion, self.folder, identity))
@@ -103,11 +103,11 @@ class Session:
             os.close(self._key_fd)
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def _hold_key(self) -> Path:
+    def _hold_key(self, key: str) -> Path:
         """The key in an anonymous memory file of this process, which `ssh` opens by its /proc path while this
         process lives (ssh checks its mode: 0600)."""
         self._key_fd = os.memfd_create("ascend-npu-ssh-key", os.MFD_CLOEXEC)
-        os.write(self._key_fd, self.key.encode() if self.key.endswith("\n") else (self.key + "\n").encode())
+        os.write(self._key_fd, (key if key.endswith("\n") else key + "\n").encode())
         os.fchmod(self._key_fd, 0o600)
         return Path(f"/proc/{os.getpid()}/fd/{self._key_fd}")
 

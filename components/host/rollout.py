@@ -29,7 +29,7 @@ def plan_waves(nodes: tuple[NodeSpec, ...], canaries: tuple[str, ...], max_paral
     """
     canary_nodes = [n for n in nodes if n.name in canaries]
     others = [n for n in nodes if n.name not in canaries]
-    numbered = sorted((n for n in others if n.wave is not None), key=lambda n: n.wave)
+    numbered = sorted((n for n in others if n.wave is not None), key=lambda n: n.wave or 0)
     unnumbered = [n for n in others if n.wave is None]
     waves = _chunks(canary_nodes, max_parallel)
     for _, group in groupby(numbered, key=lambda n: n.wave):
@@ -44,7 +44,7 @@ async def registered_urns(gates: Sequence[pulumi.Resource]) -> list[str]:
     missing = [gate.pulumi_resource_name for gate, urn in zip(gates, urns) if not urn]
     if missing:
         raise RuntimeError(f"the engine returned no URN for {', '.join(missing)}; the next wave cannot be gated on it")
-    return urns
+    return [str(urn) for urn in urns]
 
 
 def gate_waves(waves: Sequence[Sequence[Item]], build_wave: WaveBuilder) -> pulumi.Output[None]:

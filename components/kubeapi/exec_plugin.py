@@ -67,15 +67,16 @@ class ExecPlugin:
         with self._lock:
             cached = self._cached
             if cached is None or (cached.expires is not None and self.now() > cached.expires):
-                self._cached = self._run()
-            return self._cached
+                cached = self._cached = self._run()
+            return cached
 
     def refresh(self, used: Credentials) -> Credentials:
         """After a 401 with USED: a fresh credential, unless another call already replaced USED."""
         with self._lock:
-            if self._cached is used:
-                self._cached = self._run()
-            return self._cached
+            cached = self._cached
+            if cached is None or cached is used:
+                cached = self._cached = self._run()
+            return cached
 
     def _interactive(self) -> bool:
         mode = self.spec["interactiveMode"]

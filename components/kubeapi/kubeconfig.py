@@ -57,8 +57,8 @@ def pki_endpoint(server: str, pki: Path, user: str = "admin", context: str = "lo
 
 def kubeconfig_files(env: Optional[dict] = None) -> list[Path]:
     """KUBECONFIG's files that exist, in order, or ~/.kube/config."""
-    env = os.environ if env is None else env
-    listed = [Path(p).expanduser() for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
+    environ = os.environ if env is None else env
+    listed = [Path(p).expanduser() for p in environ.get("KUBECONFIG", "").split(os.pathsep) if p]
     files = [p for p in listed if p.is_file()] if listed else [Path("~/.kube/config").expanduser()]
     return [p for p in files if p.is_file()]
 

@@ -22,7 +22,8 @@ FIX = "`pulumi up` merges the ascend runtime back into the engine's config and r
 
 def _runtimes(config: dict) -> tuple[dict, Optional[str]]:
     """Every `...containerd.runtimes` table of a containerd config (1.x and 2.x layouts) and its default."""
-    runtimes, default = {}, None
+    runtimes: dict = {}
+    default = None
     for plugin in (config.get("plugins") or {}).values():
         inner = (plugin or {}).get("containerd") or {}
         runtimes.update(inner.get("runtimes") or {})

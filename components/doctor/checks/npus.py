@@ -17,6 +17,7 @@ KINDS = (NPU_SMI_FAILS, CHIP_UNHEALTHY, CHIP_COUNT)
 # The parser the verify step ships to the host (components/host/scripts/npu_smi.py), loaded as the file it is.
 _SPEC = importlib.util.spec_from_file_location(
     "doctor_npu_smi", Path(__file__).parents[2] / "host" / "scripts" / "npu_smi.py")
+assert _SPEC is not None and _SPEC.loader is not None, "components/host/scripts/npu_smi.py is part of the project"
 npu_smi = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(npu_smi)
 

@@ -1,6 +1,8 @@
 """Pending Pods asking for NPUs: a resource name no node advertises, or only tainted nodes that have it."""
 from __future__ import annotations
 
+from typing import Optional
+
 from components.doctor.findings import CLUSTER, WARNING, Finding, Kind
 from components.drain.pods import NPU_PREFIX, npu_requests
 
@@ -22,7 +24,7 @@ def allocatable(node: dict) -> dict[str, int]:
     return found
 
 
-def tolerates(tolerations: list[dict], taint: dict) -> bool:
+def tolerates(tolerations: Optional[list[dict]], taint: dict) -> bool:
     """Whether a toleration matches the taint (core/v1 Toleration.ToleratesTaint)."""
     for t in tolerations or []:
         if t.get("effect") and t["effect"] != taint.get("effect"):
@@ -40,9 +42,9 @@ def check(pods: list[dict], nodes: list[dict]) -> list[Finding]:
     advertised: dict[str, set[str]] = {}
     for name, resources in counts.items():
         for resource, count in resources.items():
-            found = advertised.setdefault(resource, set())
+            offering = advertised.setdefault(resource, set())
             if count > 0:
-                found.add(name)
+                offering.add(name)
     found = []
     for pod in pods:
         wants = npu_requests(pod)
