@@ -65,7 +65,7 @@ def test_one_field_on_stack_spec_is_a_config_key_parsed_checked_and_documented(s
     assert [p.field for p in refused.value.problems] == ["chipWatch.intervalSeconds"]
     with pytest.raises(SpecError) as unknown:
         module.parse_stack({**dev_config(), "chipwatch": {}})
-    assert "exporter, monitoring, validation, dashboardAccess, chipWatch" in str(unknown.value)
+    assert "validation, dashboardAccess, images, registryCredentials, chipWatch" in str(unknown.value)
     assert reference.pulumi_config_block()["chipWatch"] == {
         "type": "object", "description": "How often the node agents read the chips.", "default": {}}
     page = reference.config_reference()

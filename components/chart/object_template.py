@@ -8,7 +8,15 @@ from typing import Any, Callable
 import yaml
 
 from components.chart.branches import Branch, BranchKey
-from components.chart.placeholder_values import ChartSink, Expr, ListPlaceholder, MapPlaceholder, MergeKey, Tokens
+from components.chart.placeholder_values import (
+    ChartSink,
+    Expr,
+    ListPlaceholder,
+    MapPlaceholder,
+    MergeKey,
+    SpliceKey,
+    Tokens,
+)
 
 PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./=-]*$")
 YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"}
@@ -57,6 +65,10 @@ class ManifestWriter:
         for key, value in mapping.items():
             if isinstance(key, BranchKey):
                 lines += self.branch(value, indent, self.entries)
+            elif isinstance(key, SpliceKey):  # a helper's entries, when it gives any
+                pad = " " * indent
+                lines += [f"{pad}{{{{- with {key.expr.pipeline} }}}}", f"{pad}{{{{- . | nindent {indent} }}}}",
+                          f"{pad}{{{{- end }}}}"]
             elif isinstance(key, MergeKey):
                 raise ValueError(f"a merged map must be written as one value: {key.expr.pipeline}")
             else:

@@ -113,6 +113,25 @@ class MapPlaceholder(Mapping):
         return f"MapPlaceholder({self.expr.pipeline!r})"
 
 
+@dataclass(frozen=True)
+class SpliceKey:
+    """The key a helper's entries sit under once unpacked into a mapping: written among that mapping's entries."""
+
+    expr: Expr
+
+
+class EntriesPlaceholder(MapPlaceholder):
+    """Entries a helper adds to the mapping it is unpacked into (`{**spec, **f(values)}`), maybe none."""
+
+    def __getitem__(self, key: Any) -> Any:
+        if key == SpliceKey(self.expr):
+            return self
+        raise KeyError(f"{key!r}: the entries of {self.expr.pipeline} are known only when the chart renders")
+
+    def __iter__(self) -> Iterator[SpliceKey]:  # type: ignore[override]
+        yield SpliceKey(self.expr)
+
+
 class ListPlaceholder:
     """A list only the release knows; unpacked into another list it splices itself in as one item."""
 
@@ -182,6 +201,8 @@ class ChartSink:
                                            for name, value in zip(names, args)) + ")"
         call = f'include "{helper}" {argument}'
         returns = str(inspect.signature(function).return_annotation)
+        if returns == "Entries":
+            return EntriesPlaceholder(Expr(call, "entries"))
         if returns.startswith("dict"):
             return MapPlaceholder(Expr(f"{call} | fromYaml", "map", call))
         if returns.startswith("list"):

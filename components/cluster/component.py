@@ -1,6 +1,8 @@
 """The cluster layer as one Pulumi component: the registry's objects, node labels, and the edges between them."""
 from __future__ import annotations
 
+import base64
+import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
@@ -9,12 +11,14 @@ import pulumi_kubernetes as k8s
 
 from components.cluster import operands
 from components.cluster.all_objects import RBAC, SHARED, WORKLOAD, built_objects
+from components.cluster.common.metadata import recommended_labels
 from components.cluster.common.node_labels import node_labels, node_taints
 from components.cluster.operands import CANARY, NAMESPACE, OWN_RBAC, PRIORITY_CLASS, RUNTIME_CLASS, Operand, Registry
 from components.cluster.pulumi_resources import register
 from components.cluster.values_contract import chart_values
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
+from components.config.registry import CREATED_SECRET
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,14 @@ class AscendClusterArgs:
     node_ready: Mapping[str, Sequence[pulumi.Resource]] = field(default_factory=dict)
     taint_nodes: bool = False
     registry: Optional[Registry] = None  # the project's operands unless given
+
+
+def docker_config(registry: str, login: str) -> str:
+    """The `.dockerconfigjson` of one registry login `user:password`, base64 as a Secret's data holds it."""
+    user, _, password = login.strip().partition(":")
+    auth = base64.b64encode(f"{user}:{password}".encode()).decode()
+    config = {"auths": {registry: {"username": user, "password": password, "auth": auth}}}
+    return base64.b64encode(json.dumps(config, sort_keys=True).encode()).decode()
 
 
 def _check_node(nodes: Mapping[str, NodeSpec], node: str, labelled: Mapping[str, object]) -> NodeSpec:
@@ -54,6 +66,7 @@ class AscendCluster(pulumi.ComponentResource):
         namespace = next(b.obj for b in built if b.owner == NAMESPACE)
         self.namespace_resource = register(f"{name}-namespace", namespace, self._child)
         self.namespace = self.namespace_resource.metadata.name
+        self.pull_secret = self._pull_secret() if self._spec.registry_credentials is not None else None
         self.node_labels = {n.name: node_labels(n, self._spec.versions) for n in self._spec.nodes}
         self.node_patches: dict[str, k8s.core.v1.NodePatch] = {}
         self.shared: dict[str, pulumi.CustomResource] = {}
@@ -93,6 +106,15 @@ class AscendCluster(pulumi.ComponentResource):
                 self.workloads[owner][key] = self._register_workload(op, key, obj, patch)
         return patch
 
+    def _pull_secret(self) -> k8s.core.v1.Secret:
+        """The dockerconfigjson Secret of `registryCredentials`, in the agents' namespace only, its data secret."""
+        registry = self._spec.images.registry
+        data = pulumi.Output.secret(self._spec.registry_credentials).apply(lambda login: docker_config(registry, login))
+        labels = recommended_labels("registry", CREATED_SECRET, managed_by=self.values["managedBy"])
+        return k8s.core.v1.Secret(f"{self._name}-secret-{CREATED_SECRET}", type="kubernetes.io/dockerconfigjson",
+                                  metadata={"name": CREATED_SECRET, "namespace": self.namespace, "labels": labels},
+                                  data={".dockerconfigjson": data}, opts=self._child)
+
     def _register_built(self, owner: str, part: str, obj: dict[str, Any]) -> None:
         """Shared, RBAC and extra objects wait for nothing; workloads for what their operand declares."""
         if part != WORKLOAD:
@@ -114,7 +136,7 @@ class AscendCluster(pulumi.ComponentResource):
     def _register_workload(self, op: Operand, key: str, obj: dict[str, Any],
                            canary_patch: Optional[pulumi.Resource] = None) -> pulumi.CustomResource:
         """One workload after what its operand waits for, in the order the operand declares it."""
-        after: list[pulumi.Resource] = []
+        after: list[pulumi.Resource] = [self.pull_secret] if self.pull_secret is not None else []
         for wait in op.waits:
             if wait == OWN_RBAC:
                 after += self._rbac.get(op.name, [])

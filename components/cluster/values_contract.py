@@ -23,6 +23,7 @@ from components.cluster.values_schema import (
     pinned_image,
     release_choice,
     setting,
+    spec_field,
     string,
     string_map,
     subset_of,
@@ -35,6 +36,7 @@ from components.config.base import DNS_LABEL, DNS_SUBDOMAIN
 from components.config.cluster import Cluster, Validation
 from components.config.hosts import Chip, ContainerRuntime
 from components.config.images import DIGEST, REPOSITORY, TAG, Image
+from components.config.registry import REGISTRY, Images, pull_secret_name
 from components.config.setting_paths import SectionDefaults
 from components.config.versions import VERSION, Versions
 from components.releases.catalog import known_releases
@@ -68,7 +70,8 @@ def image_fields(value: Callable[..., Value], repository: str) -> dict[str, Valu
     unpinned = {"not": {"type": "string", "pattern": UNPINNED_TAG}}
     return {"repository": value("repository", pattern=repository),
             "tag": value("tag", pattern=TAG.pattern, **unpinned),
-            "digest": value("digest", pattern=DIGEST.pattern), "pullPolicy": value("pullPolicy")}
+            "digest": value("digest", pattern=DIGEST.pattern), "pullPolicy": value("pullPolicy"),
+            "registry": value("registry", pattern=REGISTRY.pattern)}
 
 
 def image(what: str, path: str) -> Group:
@@ -77,7 +80,7 @@ def image(what: str, path: str) -> Group:
                  pinned_image(what))
 
 
-NO_IMAGE = Image.model_construct(repository="", tag=None, digest=None, pull_policy="IfNotPresent")
+NO_IMAGE = Image.model_construct(repository="", tag=None, digest=None, pull_policy="IfNotPresent", registry=None)
 
 
 def validation_image(chip: str) -> Group:
@@ -140,6 +143,13 @@ CONTRACT: tuple[tuple[str, dict[str, Union[Value, Group]]], ...] = (
             "type": "array", "items": toleration(),
             "description": "Tolerations added to the NPU and `CriticalAddonsOnly` ones."},
             lambda tolerations: [t.as_kubernetes() for t in tolerations]),
+    }),
+    ("Images", {
+        "images": Group({
+            "registry": setting("images.registry", pattern=REGISTRY.pattern),
+            "pullSecret": Value(spec_field(Images, "pullSecret", "Existing `kubernetes.io/dockerconfigjson` Secret in "
+                                           "`namespace` every Pod names in `imagePullSecrets`."),
+                                lambda s: pull_secret_name(s.spec))}),
     }),
     ("Scheduling", {
         "priorityClass": Group({

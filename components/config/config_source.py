@@ -11,7 +11,9 @@ from components.config.problems import NAMESPACE, SpecError
 from components.config.stack import CONFIG_KEYS, StackSpec, parse_stack
 
 SECRET_KEYS = tuple(k.name for k in CONFIG_KEYS if k.secret)
-SSH_KEY, MIRROR_CREDENTIALS = "sshPrivateKey", "mirrorCredentials"
+SSH_KEY, MIRROR_CREDENTIALS, REGISTRY_CREDENTIALS = "sshPrivateKey", "mirrorCredentials", "registryCredentials"
+# What the offline plan hands over for a `secure:` value it cannot decrypt: its form is the engine's to check.
+UNREAD_SECRET = "[secret: decrypted only by the stack's secrets provider]"
 
 
 def raw_config(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -40,9 +42,13 @@ def spec_from_values(values: Mapping[str, Any], secret_keys: Collection[str],
         value = (secrets or {}).get(name)
         found[name] = (value if value is not None else (values.get(full) or None), full in secret_keys)
     (key, key_secret), (login, login_secret) = found[SSH_KEY], found[MIRROR_CREDENTIALS]
+    registry_login, registry_secret = found[REGISTRY_CREDENTIALS]
+    text = values.get(f"{NAMESPACE}:{REGISTRY_CREDENTIALS}")
     sections = {k.split(":", 1)[1] for k in secret_keys if k.startswith(f"{NAMESPACE}:")}
     return parse_stack(raw_config(values), key, key_secret, mirror_credentials=login,
-                       mirror_credentials_is_secret=login_secret, secret_sections=sections, stack=stack)
+                       mirror_credentials_is_secret=login_secret, secret_sections=sections, stack=stack,
+                       registry_credentials=registry_login, registry_credentials_is_secret=registry_secret,
+                       registry_login_text=text if isinstance(text, str) and text != UNREAD_SECRET else None)
 
 
 def load_stack_spec() -> StackSpec:

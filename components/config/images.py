@@ -8,6 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from components.config.base import PULL_POLICY, UNPINNED_WORDS, SpecModel, require_pinned
 from components.config.redact import KEY_MATERIAL, preview
+from components.config.registry import checked_registry
 
 REPOSITORY = re.compile(r"^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
 TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -22,6 +23,9 @@ class Image(SpecModel):
     digest: Optional[str] = Field(None, description="`sha256:` digest; wins over the tag when both are set.")
     pull_policy: str = Field("IfNotPresent", pattern=PULL_POLICY,
                              description="Kubernetes imagePullPolicy.")
+    registry: Optional[str] = Field(None, description="Registry (host[:port]) this image alone is pulled from: "
+                                                      "replaces the registry of `repository`, and wins over "
+                                                      "`images.registry`.")
 
     @classmethod
     def required_tag(cls) -> Optional[str]:
@@ -43,6 +47,11 @@ class Image(SpecModel):
             raise ValueError(f"{preview(value)} is not a repository; write it without tag or digest, "
                              "for example 'registry.example.com/ascend/npu-exporter'")
         return value
+
+    @field_validator("registry")
+    @classmethod
+    def _registry(cls, value: Optional[str]) -> Optional[str]:
+        return checked_registry(value)
 
     @field_validator("tag")
     @classmethod

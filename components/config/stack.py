@@ -18,6 +18,7 @@ from components.config.node_checks import resolve_nodes
 from components.config.packages import Packages
 from components.config.problems import NAMESPACE, Problem, SpecError, field_path, from_validation_error, with_node_names
 from components.config.redact import preview_key
+from components.config.registry import Images, check_registry_credentials
 from components.config.validation_images import canaries_per_chip, job_nodes, parsed_job_image
 from components.config.versions import Versions
 
@@ -77,6 +78,11 @@ class StackSpec:
     monitoring: Monitoring = section("Prometheus Operator objects, Prometheus pods, alert thresholds.")
     validation: Validation = section("End-to-end validation job on a canary node.")
     dashboard_access: DashboardAccess = section("Optional read-only Kubernetes Dashboard access.")
+    images: Images = section("The site registry every image is pulled from, and the pull secret of every Pod.")
+    registry_credentials: Any = secret(
+        "Login for `images.registry` as `user:password`; set it with `pulumi config set --secret registryCredentials` "
+        "(never in plain text). The stack keeps it in one `kubernetes.io/dockerconfigjson` Secret, "
+        "`ascend-npu-registry`, in `cluster.namespace`, named by every Pod.")
 
     @property
     def canaries(self) -> tuple[str, ...]:
@@ -168,13 +174,18 @@ def parse_sections(raw: dict[str, Any], secret_sections: Collection[str] = ()) -
 
 def parse_stack(raw: dict[str, Any], private_key: Any = None, private_key_is_secret: bool = True,
                 mirror_credentials: Any = None, mirror_credentials_is_secret: bool = True,
-                secret_sections: Collection[str] = (), stack: str = "<stack>") -> StackSpec:
+                secret_sections: Collection[str] = (), stack: str = "<stack>", registry_credentials: Any = None,
+                registry_credentials_is_secret: bool = True, registry_login_text: Optional[str] = None) -> StackSpec:
     """Raw config values (key without namespace -> value) to a StackSpec, or SpecError with every problem."""
+    # registry_login_text: the login's plain text where the engine hands it over, so its form can be checked.
     parsed, problems = parse_sections(raw, secret_sections)
     problems += run_checks(parsed, private_key is not None, private_key_is_secret, stack)
     problems += check_mirror_credentials(parsed.get("packages"), mirror_credentials is not None,
                                          mirror_credentials_is_secret)
+    problems += check_registry_credentials(parsed.get("images"), registry_credentials is not None,
+                                           registry_credentials_is_secret, registry_login_text)
     if problems:
         raise SpecError(with_node_names(problems, raw.get("nodes")))
     return StackSpec(ssh_private_key=private_key, mirror_credentials=mirror_credentials,
+                     registry_credentials=registry_credentials,
                      **{k.attr: k.build(parsed) if k.build else parsed[k.name] for k in CONFIG_KEYS if not k.secret})

@@ -59,6 +59,10 @@ VARIANTS: dict[str, Callable[[], dict[str, Any]]] = {
                                                            "tag": "v26.1.0", "digest": "sha256:" + "5a" * 32}}),
     "dev-exporter-v26": _set("dev", exporter={"image": {"repository": f"{MINDCLUSTER}/npu-exporter",
                                                         "tag": "v26.1.0"}}),
+    # An air-gapped site: every image from its registry (the exporter's from one of its own), an existing pull Secret.
+    "prod-site-registry": _set("prod", images={"registry": "registry.site.example:5000", "pullSecret": "site-pull"},
+                               exporter={"image": {"repository": f"{MINDCLUSTER}/npu-exporter", "tag": "v6.0.0",
+                                                   "registry": "exporter.mirror.example"}}),
     # A rebuilt image under the organisation's own tag, rendered as the release it was built from.
     "dev-plugin-override": _set("dev", devicePlugin={
         "image": {"repository": "registry.example.com/ascend/ascend-k8sdeviceplugin", "tag": "v6.0.0-corp.2"},

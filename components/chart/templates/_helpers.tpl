@@ -25,11 +25,27 @@ Takes (dict "context" $ "component" .. "name" .. "version" .. "extra" (dict ..))
 {{- toYaml $labels -}}
 {{- end }}
 
-{{/* labels.image_reference: repository:tag@digest, repository@digest or repository:tag. */}}
+{{/*
+metadata.image_repository: the repository pulled, its registry part (a first part holding "." or ":", or
+localhost; none means Docker Hub) replaced by the image's own registry, else images.registry, path kept.
+Takes (dict "image" .. "registry" ..).
+*/}}
+{{- define "ascend-npu.repository" -}}
+{{- $registry := .image.registry | default .registry -}}
+{{- if $registry }}{{ $registry }}/{{ regexReplaceAll "^(localhost|[^/]*[.:][^/]*)/" .image.repository "" }}
+{{- else }}{{ .image.repository }}{{ end -}}
+{{- end }}
+
+{{/* metadata.image_reference: repository:tag@digest, repository@digest or repository:tag, as pulled. */}}
 {{- define "ascend-npu.image" -}}
-{{- .repository -}}
-{{- with .tag }}:{{ . }}{{ end -}}
-{{- with .digest }}@{{ . }}{{ end -}}
+{{- include "ascend-npu.repository" . -}}
+{{- with .image.tag }}:{{ . }}{{ end -}}
+{{- with .image.digest }}@{{ . }}{{ end -}}
+{{- end }}
+
+{{/* metadata.pull_secrets: imagePullSecrets naming images.pullSecret; nothing when it is unset. */}}
+{{- define "ascend-npu.pullSecrets" -}}
+{{- with .pullSecret }}{{ dict "imagePullSecrets" (list (dict "name" .)) | toYaml }}{{ end -}}
 {{- end }}
 
 {{/* labels.image_version: the tag, else sha256- and the first 12 hex digits of the digest. */}}
@@ -44,7 +60,7 @@ Takes (dict "context" $ "component" .. "name" .. "version" .. "extra" (dict ..))
 
 {{/*
 validation.version_hash: 8 hex digits of sha256 over compact key-sorted JSON (toJson) of what one chip's
-Job proves; images spelled out so that a missing digest or tag is null, as in the values.
+Job proves; images spelled out as pulled, so that a missing digest or tag is null, as in the values.
 Takes (dict "context" $ "chip" "<chip>").
 */}}
 {{- define "ascend-npu.validationHash" -}}
@@ -52,14 +68,15 @@ Takes (dict "context" $ "chip" "<chip>").
 {{- $plugin := $values.devicePlugin.image -}}
 {{- $job := index $values.validation.jobs .chip -}}
 {{- $image := $job.image -}}
+{{- $registry := $values.images.registry -}}
 {{- $proved := dict
       "versions" $values.versions
       "chip" .chip
       "node" $job.node
-      "devicePlugin" (dict "repository" $plugin.repository "tag" $plugin.tag "digest" $plugin.digest
-                           "pullPolicy" $plugin.pullPolicy)
-      "image" (dict "repository" $image.repository "tag" $image.tag "digest" $image.digest
-                    "pullPolicy" $image.pullPolicy)
+      "devicePlugin" (dict "repository" (include "ascend-npu.repository" (dict "image" $plugin "registry" $registry))
+                           "tag" $plugin.tag "digest" $plugin.digest "pullPolicy" $plugin.pullPolicy)
+      "image" (dict "repository" (include "ascend-npu.repository" (dict "image" $image "registry" $registry))
+                    "tag" $image.tag "digest" $image.digest "pullPolicy" $image.pullPolicy)
 -}}
 {{- toJson $proved | sha256sum | trunc 8 -}}
 {{- end }}

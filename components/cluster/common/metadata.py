@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from components.cluster.common.template_functions import template_function
+from components.cluster.common.template_functions import Entries, template_function
+from components.config.registry import rewritten
 
 PART_OF = "ascend-npu"
 
@@ -22,15 +23,33 @@ def recommended_labels(component: str, name: str, version: Optional[str] = None,
     return labels
 
 
+@template_function("ascend-npu.repository")
+def image_repository(image: dict[str, Any], registry: Optional[str]) -> str:
+    """The repository pulled: its registry part replaced by the image's own `registry`, else by `images.registry`."""
+    return rewritten(image["repository"], image.get("registry") or registry)
+
+
 @template_function("ascend-npu.image")
-def image_reference(image: dict[str, Any]) -> str:
-    """`repo:tag@digest`, `repo@digest` or `repo:tag`, as `Image.reference` writes it."""
-    ref = image["repository"]
+def image_reference(image: dict[str, Any], registry: Optional[str]) -> str:
+    """`repo:tag@digest`, `repo@digest` or `repo:tag` of the repository pulled (`image_repository`)."""
+    ref = image_repository(image, registry)
     if image.get("tag"):
         ref += f":{image['tag']}"
     if image.get("digest"):
         ref += f"@{image['digest']}"
     return ref
+
+
+def pulled_image(image: dict[str, Any], registry: Optional[str]) -> dict[str, Any]:
+    """What a Pod pulls: the repository pulled, the tag, the digest and the pull policy."""
+    return {"repository": image_repository(image, registry), "tag": image["tag"], "digest": image["digest"],
+            "pullPolicy": image["pullPolicy"]}
+
+
+@template_function("ascend-npu.pullSecrets")
+def pull_secrets(images: dict[str, Any]) -> Entries:
+    """`imagePullSecrets` naming `images.pullSecret`, for a Pod spec; nothing when it is unset."""
+    return {"imagePullSecrets": [{"name": images["pullSecret"]}]} if images["pullSecret"] else {}
 
 
 @template_function("ascend-npu.imageVersion")

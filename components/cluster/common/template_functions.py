@@ -7,6 +7,9 @@ from contextvars import ContextVar
 from typing import Any, Callable, Iterator, Optional, Protocol, TypeVar
 
 Function = TypeVar("Function", bound=Callable[..., Any])
+# What a template function returns when its result is entries for the mapping it is unpacked into (`{**spec,
+# **f(values)}`), maybe none: a chart writes its helper's YAML among that mapping's entries, not as a merge.
+Entries = dict
 
 
 class TemplateSink(Protocol):

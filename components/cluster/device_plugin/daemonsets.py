@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from components.cluster.common.metadata import image_reference, image_version, metadata
+from components.cluster.common.metadata import image_reference, image_version, metadata, pull_secrets
 from components.cluster.common.node_labels import ACCELERATOR, ACCELERATORS, CHIP, CONTAINER_RUNTIME
 from components.cluster.common.pod_parts import (
     daemonset,
@@ -97,7 +97,7 @@ def _container(values: dict[str, Any], engine: Optional[str]) -> dict[str, Any]:
     plugin, release = values["devicePlugin"], plugin_release(values)
     container: dict[str, Any] = {
         "name": "device-plugin",
-        "image": image_reference(plugin["image"]),
+        "image": image_reference(plugin["image"], values["images"]["registry"]),
         "imagePullPolicy": plugin["image"]["pullPolicy"],
         "command": ["device-plugin"],
         "args": plugin_args(values),
@@ -128,6 +128,7 @@ def _pod_spec(values: dict[str, Any], chip: str, engine: Optional[str]) -> dict[
         "tolerations": tolerations(values),
         "containers": [_container(values, engine)],
         "volumes": [host_path(name, path, kind) for name, path, kind, _ in plugin_mounts(values, engine)],
+        **pull_secrets(values["images"]),
     }
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from components.cluster.common.metadata import image_reference, image_version, metadata
+from components.cluster.common.metadata import image_reference, image_version, metadata, pull_secrets
 from components.cluster.common.node_labels import CONTAINER_RUNTIME
 from components.cluster.common.pod_parts import (
     daemonset,
@@ -93,7 +93,7 @@ def _pod_spec(values: dict[str, Any], engine: str) -> dict[str, Any]:
         ports.append({"name": "healthz", "containerPort": healthz.port, "protocol": "TCP"})
     container = {
         "name": "npu-exporter",
-        "image": image_reference(exporter["image"]),
+        "image": image_reference(exporter["image"], values["images"]["registry"]),
         "imagePullPolicy": exporter["image"]["pullPolicy"],
         "command": ["npu-exporter"],
         "args": exporter_args(values, engine),
@@ -114,6 +114,7 @@ def _pod_spec(values: dict[str, Any], engine: str) -> dict[str, Any]:
         "tolerations": tolerations(values),
         "containers": [container],
         "volumes": [host_path(name, path, kind) for name, path, kind, _ in mounts],
+        **pull_secrets(values["images"]),
     }
 
 

@@ -5,7 +5,7 @@ import hashlib
 import json
 from typing import Any
 
-from components.cluster.common.metadata import image_reference, metadata
+from components.cluster.common.metadata import image_reference, metadata, pull_secrets, pulled_image
 from components.cluster.common.node_labels import CHIP, resource_name
 from components.cluster.common.pod_parts import requests_equal_limits, service_account, tolerations
 from components.cluster.common.template_functions import template_function
@@ -23,8 +23,9 @@ def version_hash(values: dict[str, Any], chip: str) -> str:
     Compact, key-sorted JSON is what Go's `toJson` writes too, so a chart can compute the same hash.
     """
     job = values["validation"]["jobs"][chip]
-    proved = {"versions": values["versions"], "devicePlugin": values["devicePlugin"]["image"], "chip": chip,
-              "image": job["image"], "node": job["node"]}
+    registry = values["images"]["registry"]
+    proved = {"versions": values["versions"], "devicePlugin": pulled_image(values["devicePlugin"]["image"], registry),
+              "chip": chip, "image": pulled_image(job["image"], registry), "node": job["node"]}
     text = json.dumps(proved, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
@@ -51,7 +52,7 @@ def build_validation_job(values: dict[str, Any], chip: str) -> dict[str, Any]:
                     {CHIP: chip})
     container = {
         "name": "npu-smi",
-        "image": image_reference(job["image"]),
+        "image": image_reference(job["image"], values["images"]["registry"]),
         "imagePullPolicy": job["image"]["pullPolicy"],
         "command": ["/bin/sh", "-c", SCRIPT],
         "resources": requests_equal_limits({"cpu": "500m", "memory": "512Mi"}, {resource_name(chip): 1}),
@@ -68,6 +69,7 @@ def build_validation_job(values: dict[str, Any], chip: str) -> dict[str, Any]:
         "tolerations": tolerations(values),
         "containers": [container],
         "volumes": [{"name": "tmp", "emptyDir": {}}, {"name": "logs", "emptyDir": {}}],
+        **pull_secrets(values["images"]),
     }
     if values["runtimeClass"]["create"]:
         pod_spec["runtimeClassName"] = values["runtimeClass"]["name"]
