@@ -77,6 +77,11 @@ class NpuPort:
         return f"{self.npu},{self.address},{self.netmask},{self.gateway},{self.detect}"
 
 
+def entries(ports: tuple[NpuPort, ...]) -> str:
+    """The ports as the host step and the doctor's probe take them: `NPU,ADDRESS,NETMASK,GATEWAY,DETECT ...`."""
+    return " ".join(port.entry() for port in ports)
+
+
 def _pick(value: Union[str, list[str], None], npu: int) -> Optional[str]:
     if isinstance(value, list):
         return value[npu] if npu < len(value) else None

@@ -1,7 +1,6 @@
 """The probe over SSH with the OpenSSH client: pinned host keys, the bastion as a jump host, bounded time."""
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import tempfile
@@ -11,7 +10,9 @@ from typing import Optional
 
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
+from components.config.npu_network import entries
 from components.host.commands import verify_parameters
+from components.host.openssh import Endpoint, ssh_argv
 from components.host.script_set import SCRIPTS
 
 PROBE = Path(__file__).with_name("probe.sh")
@@ -57,38 +58,20 @@ def parse(node: str, text: str) -> HostReport:
     return report
 
 
-def _known_host(host: str, port: int, key: str) -> str:
-    name = host if port == 22 else f"[{host}]:{port}"
-    return f"{name} {' '.join(key.split()[:2])}\n"
-
-
 def ssh_command(spec: StackSpec, node: NodeSpec, folder: str, identity: Optional[str], timeout: int) -> list[str]:
     """`ssh` with only this node's (and the bastion's) pinned keys trusted, no prompt, no agent unless useAgent."""
     ssh = spec.ssh
-    known = os.path.join(folder, "known_hosts")
-    with open(known, "w") as out:
-        out.write(_known_host(node.address, ssh.port, node.host_key))
-        if ssh.bastion is not None:
-            out.write(_known_host(ssh.bastion.host, ssh.bastion.port, ssh.bastion.host_key))
-    common = ["-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
-              "-o", f"UserKnownHostsFile={known}", "-o", "GlobalKnownHostsFile=/dev/null",
-              "-o", f"ConnectTimeout={min(timeout, 15)}", "-o", "ServerAliveInterval=5", "-o", "LogLevel=ERROR"]
-    if identity:
-        common += ["-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none", "-i", identity]
-    options = [*common, "-p", str(ssh.port)]
-    if ssh.bastion is not None:
-        bastion = ssh.bastion
-        # The jump host is dialled with the same options: its own pinned key, the same identity.
-        jump = ["ssh", *common, "-p", str(bastion.port), "-W", "%h:%p", f"{bastion.user or ssh.user}@{bastion.host}"]
-        options += ["-o", "ProxyCommand=" + " ".join(shlex.quote(word) for word in jump)]
+    target = Endpoint(node.address, ssh.port, ssh.user, node.host_key)
+    bastion = (Endpoint(ssh.bastion.host, ssh.bastion.port, ssh.bastion.user or ssh.user, ssh.bastion.host_key)
+               if ssh.bastion is not None else None)
     sudo = "" if ssh.user == "root" else "sudo -n "
-    return ["ssh", *options, f"{ssh.user}@{node.address}", f"{sudo}bash -s"]
+    return [*ssh_argv(target, bastion, Path(folder) / "known_hosts", identity, min(timeout, 15)), f"{sudo}bash -s"]
 
 
 def probe_script(spec: StackSpec, node: NodeSpec, bundle: bool = False) -> str:
     """The probe as it runs on NODE: the verify step's parameters, the host steps' lib.sh, then probe.sh."""
     params = [*verify_parameters(spec, node), ("STEP", "doctor"), ("DOCTOR_BUNDLE", "true" if bundle else "false"),
-              ("ASCEND_NPU_NETWORK", " ".join(port.entry() for port in node.npu_network))]
+              ("ASCEND_NPU_NETWORK", entries(node.npu_network))]
     assignments = "".join(f"{key}={shlex.quote(value)}\n" for key, value in params)
     return assignments + (SCRIPTS / "lib.sh").read_text() + PROBE.read_text()
 

@@ -110,10 +110,11 @@ class AscendHost(pulumi.ComponentResource):
         # bastion v1.2.1 cannot carry that wait (remote/connection.go L222-241), so the wait step alone does it.
         dial_wait = spec.rollout.allow_reboot and spec.ssh.bastion is None
         back = [self.install, *([self.reboot_wait] if self.reboot_wait else [])]
+        after_boot = connection(spec, node, dial_wait)
         # The NPU network (RoCE) once the driver is in and the node back: hccn_tool comes with the driver.
-        self.npu_network = (self._command(name, steps["npu_network"], connection(spec, node, dial_wait), back)
+        self.npu_network = (self._command(name, steps["npu_network"], after_boot, back)
                             if "npu_network" in steps else None)
-        self.verify = self._command(name, steps["verify"], connection(spec, node, dial_wait),
+        self.verify = self._command(name, steps["verify"], after_boot,
                                     back + ([self.npu_network] if self.npu_network else []),
                                     triggers=list(steps["install"].triggers) + list(steps["verify"].triggers))
         self.on_destroy = self._command(name, steps["on_destroy"], conn, [self.install])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -20,10 +21,10 @@ from pathlib import Path
 from typing import Optional
 
 PR_SET_PDEATHSIG = 1
-NODE, BASTION = "ascend-node", "ascend-bastion"
 PREFIX = "ascend-npu-ssh-"
-# One dial: TCP connect and banner; a live connection that stops answering is given up after 3 keepalives.
-CONNECT_TIMEOUT, ALIVE_INTERVAL, ALIVE_COUNT = 10, 5, 3
+# One dial: TCP connect and banner; a live connection that stops answering is given up after 3 keepalives (ssh's
+# ServerAliveCountMax default).
+CONNECT_TIMEOUT, ALIVE_INTERVAL = 10, 5
 # What says nothing of why a dial failed: the node's ssh after its jump failed, the jump's VERBOSE lines.
 CLOSED = ("kex_exchange_identification:", "Connection closed by", "stdio forwarding failed", "Authenticated to",
           "Transferred:", "Bytes per second:", "Connection to ", "Killed by signal")
@@ -53,23 +54,34 @@ class Answer:
     said: str
 
 
-def ssh_config(node: Endpoint, bastion: Optional[Endpoint], folder: Path, identity: Optional[Path]) -> str:
-    """The ssh_config of one dial: pins only (no known_hosts of the user's), batch mode, bounded waits."""
-    blocks = [(NODE, node, f"  ProxyJump {BASTION}\n" if bastion else "")]
-    if bastion is not None:  # at VERBOSE the jump says why the bastion could not reach the node
-        blocks.append((BASTION, bastion, "  LogLevel VERBOSE\n"))
-    text = "".join(f"Host {alias}\n  HostName {end.host}\n  Port {end.port}\n  User {end.user}\n"
-                   f"  HostKeyAlias {alias}\n{extra}" for alias, end, extra in blocks)
-    keys = f"  IdentitiesOnly yes\n  IdentityFile {identity}\n" if identity else ""
-    return text + (f"Host *\n  BatchMode yes\n  StrictHostKeyChecking yes\n  UserKnownHostsFile {folder}/known_hosts\n"
-                   f"  GlobalKnownHostsFile /dev/null\n  UpdateHostKeys no\n  CheckHostIP no\n{keys}"
-                   f"  ConnectTimeout {CONNECT_TIMEOUT}\n  ServerAliveInterval {ALIVE_INTERVAL}\n"
-                   f"  ServerAliveCountMax {ALIVE_COUNT}\n  ControlMaster no\n  ControlPath none\n"
-                   "  ForwardAgent no\n  LogLevel ERROR\n")
+def known_host(end: Endpoint) -> str:
+    """END's pinned key as a known_hosts line (`[host]:port` off port 22)."""
+    name = end.host if end.port == 22 else f"[{end.host}]:{end.port}"
+    return f"{name} {' '.join(end.host_key.split()[:2])}\n"
+
+
+def ssh_argv(node: Endpoint, bastion: Optional[Endpoint], known_hosts: Path, identity: Optional[str],
+             connect_timeout: int, jump_log_level: str = "ERROR") -> list[str]:
+    """`ssh` to NODE (through BASTION) trusting only their pinned keys (written to KNOWN_HOSTS), never prompting,
+    its connect bounded; up to the destination, the remote command is the caller's. Without IDENTITY (a key file)
+    the caller's agent authenticates."""
+    known_hosts.write_text("".join(known_host(end) for end in (node, bastion) if end is not None))
+    common = ["-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+              "-o", f"UserKnownHostsFile={known_hosts}", "-o", "GlobalKnownHostsFile=/dev/null",
+              "-o", f"ConnectTimeout={connect_timeout}", "-o", f"ServerAliveInterval={ALIVE_INTERVAL}"]
+    if identity:
+        common += ["-o", "IdentitiesOnly=yes", "-o", "IdentityAgent=none", "-i", identity]
+    options = [*common, "-o", "LogLevel=ERROR", "-p", str(node.port)]
+    if bastion is not None:
+        # The jump host is dialled with the same options: its own pinned key, the same identity.
+        jump = ["ssh", *common, "-o", f"LogLevel={jump_log_level}", "-p", str(bastion.port), "-W", "%h:%p",
+                f"{bastion.user}@{bastion.host}"]
+        options += ["-o", "ProxyCommand=" + " ".join(shlex.quote(word) for word in jump)]
+    return ["ssh", *options, f"{node.user}@{node.host}"]
 
 
 def _remove_stale(parent: Path) -> None:
-    """Folders of runs that were killed (their pid is gone): they hold no secret, only their config and socket."""
+    """Folders of runs that were killed (their pid is gone): they hold no secret, only their known_hosts."""
     for folder in parent.glob(f"{PREFIX}*"):
         pid = folder.name.removeprefix(PREFIX).split("-", 1)[0]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
@@ -90,9 +102,9 @@ class Session:
         self.folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
         try:
             identity = self._hold_key(self.key) if self.key is not None else None
-            pins = [(NODE, self.node)] + ([(BASTION, self.bastion)] if self.bastion else [])
-            (self.folder / "known_hosts").write_text("".join(f"{alias} {end.host_key}\n" for alias, end in pins))
-            (self.folder / "config").write_text(ssh_config(self.node, self.bastion, self.folder, identity))
+            # At VERBOSE the jump says why the bastion could not reach the node.
+            self.argv = ssh_argv(self.node, self.bastion, self.folder / "known_hosts", identity, CONNECT_TIMEOUT,
+                                 jump_log_level="VERBOSE")
         except BaseException:
             self.__exit__()
             raise
@@ -103,19 +115,18 @@ class Session:
             os.close(self._key_fd)
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def _hold_key(self, key: str) -> Path:
+    def _hold_key(self, key: str) -> str:
         """The key in an anonymous memory file of this process, which `ssh` opens by its /proc path while this
         process lives (ssh checks its mode: 0600)."""
         self._key_fd = os.memfd_create("ascend-npu-ssh-key", os.MFD_CLOEXEC)
         os.write(self._key_fd, (key if key.endswith("\n") else key + "\n").encode())
         os.fchmod(self._key_fd, 0o600)
-        return Path(f"/proc/{os.getpid()}/fd/{self._key_fd}")
+        return f"/proc/{os.getpid()}/fd/{self._key_fd}"
 
     def run(self, command: str, limit: float) -> Answer:
         """COMMAND on the node, given up after LIMIT seconds whatever it waits for (exit 255 then)."""
-        argv = ["ssh", "-F", str(self.folder / "config"), NODE, command]
         try:
-            done = subprocess.run(argv, env=self.env, capture_output=True, text=True, errors="replace",
+            done = subprocess.run([*self.argv, command], env=self.env, capture_output=True, text=True, errors="replace",
                                   timeout=limit, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         except subprocess.TimeoutExpired:
             return Answer(255, "", f"no answer within {limit:.0f} s")

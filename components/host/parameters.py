@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 from components.config import StackSpec
 from components.config.hosts import ContainerRuntime, NodeSpec
+from components.config.npu_network import entries
 from components.config.packages import Kind, PackageFile, Source, declared_version
 from components.host.os_support import listed, lists_for
 from components.releases.catalog import component_releases
@@ -163,7 +164,7 @@ PARAMETERS: tuple[Param, ...] = (
     Param("ASCEND_UNINSTALL_SHA256", "sha256", "the uninstall script a destroy runs", ("on_destroy",),
           lambda i: i.uninstall_sha256),
     Param("ASCEND_NPU_NETWORK", "NPU,ADDRESS,NETMASK,GATEWAY,DETECT ...", "nodes[].npuNetwork, one entry per NPU",
-          ("npu_network",), lambda i: " ".join(port.entry() for port in i.node.npu_network)),
+          ("npu_network",), lambda i: entries(i.node.npu_network)),
     Param("ASCEND_NPU_NETWORK_TIMEOUT", "seconds", "rollout.timeouts.npuNetwork", ("npu_network",),
           lambda i: i.spec.rollout.timeouts.npu_network),
 )

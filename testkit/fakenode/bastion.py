@@ -45,8 +45,7 @@ class Bastion:
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
         self.host_key = " ".join(key.with_suffix(".pub").read_text().split()[:2])
         shutil.copy(self.authorized, self.workdir / "authorized_keys")
-        hosts = "127.0.0.1 localhost\n" + "".join(f"{ip} {name}\n" for name, ip in self.names.items())
-        (self.workdir / "hosts").write_text(hosts)
+        self._write_hosts()
         (self.workdir / "sshd_config").write_text(
             f"Port {self.port}\nListenAddress {self.address}\nHostKey {key}\n"
             f"AuthorizedKeysFile {self.workdir / 'authorized_keys'}\nPidFile none\nPermitRootLogin prohibit-password\n"
@@ -64,10 +63,13 @@ class Bastion:
         """From the next connection on: NAMES resolve on the bastion to these addresses, and the keys in
         AUTHORIZED log in (the file is rewritten in place: the bind mount keeps its inode)."""
         self.names = dict(names)
-        with (self.workdir / "hosts").open("r+") as hosts:
-            hosts.truncate(0)
-            hosts.write("127.0.0.1 localhost\n" + "".join(f"{ip} {name}\n" for name, ip in self.names.items()))
+        self._write_hosts()
         shutil.copy(authorized, self.workdir / "authorized_keys")
+
+    def _write_hosts(self) -> None:
+        """The bastion's /etc/hosts: truncated and written in place (same inode), so its bind mount sees it."""
+        (self.workdir / "hosts").write_text("127.0.0.1 localhost\n" + "".join(
+            f"{ip} {name}\n" for name, ip in self.names.items()))
 
     def stop(self) -> None:
         if self._sshd is not None and self._sshd.poll() is None:
