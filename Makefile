@@ -2,6 +2,8 @@
 # `make bench`, `make docs`, `make chart`,
 # `make template STACK=<stack>` (the chart rendered offline with the stack's values);
 # `make doctor STACK=<stack>` (read-only checks of a running stack, over SSH and the API);
+# `make bundle STACK=<stack>` (what an air-gapped site carries in; OUT=<dir>), `make bundle STACK=<stack> CHECK=<dir>`
+# (proves a directory holds all of it);
 # the real engine: `make engine` (build it into the machine's cache), `make cluster` / `make cluster-stop` (a local
 # control plane), `make e2e` (every scenario; `make e2e K=drain`: the scenarios whose names match, as pytest -k;
 # ASCEND_NPU_COMMAND_PROVIDER=<pulumi-resource-command binary>: against it instead of the command stand-in).
@@ -17,7 +19,8 @@ STAMP := $(VENV)/.requirements-installed
 # The virtualenv policies/PulumiPolicy.yaml names, which the CLI runs the pack with: .venv holds its requirements.
 PACK_VENV := policies/venv
 
-.PHONY: plan test lint bench docs chart chart-package template venv clean engine cluster cluster-stop e2e doctor actionlint
+.PHONY: plan test lint bench docs chart chart-package template venv clean engine cluster cluster-stop e2e doctor actionlint \
+	bundle
 
 $(STAMP): requirements.txt requirements-dev.txt policies/requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +39,10 @@ plan: $(STAMP) $(PACK_VENV)
 doctor: $(STAMP)
 	@$(PY) -m components.doctor --stack $(STACK) $(if $(JSON),--json) $(if $(BUNDLE),--bundle $(BUNDLE)) \
 		$(if $(RESTART_WINDOW),--restart-window $(RESTART_WINDOW))
+
+bundle: $(STAMP)
+	@$(PY) -m components.bundle --stack $(STACK) $(if $(OUT),--out $(OUT)) $(if $(CHECK),--check $(CHECK)) \
+		$(if $(PLACEHOLDER_SECRETS),--placeholder-secrets $(PLACEHOLDER_SECRETS))
 
 # One worker per core; TEST_WORKERS=0 runs the suite in this process, one test at a time.
 TEST_WORKERS ?= auto
