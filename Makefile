@@ -15,6 +15,8 @@ K ?=
 JSON ?=
 EXTRA_RESOURCES ?=
 PLACEHOLDER_SECRETS ?=
+OUT ?=
+CHECK ?=
 STAMP := $(VENV)/.requirements-installed
 # The virtualenv policies/PulumiPolicy.yaml names, which the CLI runs the pack with: .venv holds its requirements.
 PACK_VENV := policies/venv
