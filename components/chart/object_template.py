@@ -8,8 +8,8 @@ from typing import Any, Callable
 import yaml
 
 from components.chart.branches import Branch, BranchKey
+from components.chart.chart_sink import ChartSink
 from components.chart.placeholder_values import (
-    ChartSink,
     Expr,
     ListPlaceholder,
     MapPlaceholder,

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from components.chart.branches import merge_pair
-from components.chart.placeholder_values import ChartSink, Tokens, ValuesPlaceholder
+from components.chart.chart_sink import ChartSink
+from components.chart.placeholder_values import Tokens, ValuesPlaceholder
 from components.cluster.all_objects import cluster_objects
 from components.cluster.common.template_functions import building_for
 from components.cluster.values_schema import CHART_SWITCH
