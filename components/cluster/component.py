@@ -40,6 +40,16 @@ def docker_config(registry: str, login: str) -> str:
     return base64.b64encode(json.dumps(config, sort_keys=True).encode()).decode()
 
 
+def stated_registries(spec: StackSpec) -> Optional[dict[str, Any]]:
+    """`{"images": {"registry", "registries"}}` (the site registry, and it plus every deployed image's own), or None."""
+    site = spec.images.registry
+    if site is None:
+        return None
+    deployed = [spec.device_plugin.image, *([spec.exporter.image] if spec.exporter.enabled else []),
+                *(image for _, image in spec.validation_jobs.values())]
+    return {"images": {"registry": site, "registries": sorted({site, *(i.registry for i in deployed if i.registry)})}}
+
+
 def _check_node(nodes: Mapping[str, NodeSpec], node: str, labelled: Mapping[str, object]) -> NodeSpec:
     """The spec of a node about to be labelled; an unknown or already labelled node is a wiring error."""
     if node not in nodes:
@@ -55,7 +65,10 @@ class AscendCluster(pulumi.ComponentResource):
     namespace: pulumi.Output[str]
 
     def __init__(self, name: str, args: AscendClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        super().__init__("ascend-npu:index:AscendCluster", name, None, opts)
+        # Only a stack with images.registry states where its images come from (policies: allowed-registries); the
+        # engine gives stack policies a component's outputs, the offline plan its inputs: both carry the statement.
+        stated = stated_registries(args.spec)
+        super().__init__("ascend-npu:index:AscendCluster", name, stated, opts)
         self._name, self._spec, self._taint_nodes = name, args.spec, args.taint_nodes
         self._registry = args.registry or operands.REGISTRY
         self._nodes = {n.name: n for n in self._spec.nodes}
@@ -82,7 +95,8 @@ class AscendCluster(pulumi.ComponentResource):
             self.label_node(node, ready)
         outputs = {op.output: self._workload_names(op) for op in self._registry.operands if op.output}
         self.validation_job_names = outputs.get("validationJobs", {})
-        self.register_outputs({"namespace": self.namespace, **outputs, "nodeLabels": self.node_labels})
+        self.register_outputs({"namespace": self.namespace, **outputs, "nodeLabels": self.node_labels,
+                               **(stated or {})})
 
     def label_node(self, node_name: str, ready: Sequence[pulumi.Resource]) -> k8s.core.v1.NodePatch:
         """The node's labels (and optional taint), applied once `ready` (its host steps) succeeded.

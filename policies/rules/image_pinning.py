@@ -11,26 +11,11 @@ from pulumi_policy import (
     ResourceValidationPolicy,
 )
 
+from model.images import registry_of, split_image
 from model.workloads import containers, pod_spec
 
 DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart")
-
-
-def split_image(image: str) -> tuple[str, str | None, str | None]:
-    """`registry/repo:tag@sha256:...` -> (registry/repo, tag, digest)."""
-    name, _, digest = image.partition("@")
-    last = name.rsplit("/", 1)[-1]
-    tag = None
-    if ":" in last:
-        name, tag = name.rsplit(":", 1)
-    return name, tag, digest or None
-
-
-def registry_of(repository: str) -> str:
-    """The registry host of a repository (Docker Hub when the first part is not a host)."""
-    first = repository.split("/", 1)[0]
-    return first if ("." in first or ":" in first or first == "localhost") and "/" in repository else "docker.io"
 
 
 def image_problem(image: str, require_digest: bool, allowed: list[str]) -> str | None:
