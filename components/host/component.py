@@ -128,7 +128,8 @@ class AscendHost(pulumi.ComponentResource):
         self.verified = (self.verify.stdout.apply(_verified) if self.npu_network is None else
                          pulumi.Output.all(self.verify.stdout, self.npu_network.stdout).apply(
                              lambda outs: {**_verified(outs[0]), "npuNetwork": _verified(outs[1])}))
-        self.register_outputs({"verified": self.verified})
+        # A stack policy sees a component's outputs, not its inputs: the facts are stated again for it.
+        self.register_outputs({**host_facts(spec, node), "verified": self.verified})
 
     def _local(self, name: str, create: str, delete: Optional[str], environment: dict[str, str],
                after: list) -> local.Command:

@@ -116,7 +116,10 @@ class PolicyPackProcess:
         for r in resources:
             item = request.resources.add()
             item.type, item.urn, item.name, item.parent = r.type, r.urn, r.name, r.parent
-            item.properties.CopyFrom(_struct(r.properties))
+            # The engine judges the stack on each resource's outputs (deploy/step_generator.go AnalyzeResources):
+            # a component's are what it registered, none when it registered none; a custom resource's in a preview
+            # are its inputs.
+            item.properties.CopyFrom(_struct(r.properties if r.custom else r.outputs))
             item.dependencies.extend(r.dependencies)
             item.options.CopyFrom(analyzer_pb2.AnalyzerResourceOptions(parent=r.parent))
             item.provider.CopyFrom(self._provider(r, providers))
