@@ -1,4 +1,4 @@
-"""`make bundle STACK=<stack>`: the listing an air-gapped site needs; `CHECK=<dir>` proves a directory holds it."""
+"""`make bundle STACK=<stack>`: the listing an air-gapped site needs; `CHECK=<dir>` or `CHECK=site` proves it."""
 from __future__ import annotations
 
 import argparse
@@ -10,12 +10,18 @@ from pathlib import Path
 
 from components.bundle.check import bundle_problems, chart_problems, file_sha256
 from components.bundle.listing import BundleError, listing
+from components.bundle.site_check import LOGIN_VARIABLE, SITE, SiteCheckError, site_report
 from components.chart.writer import chart_files
 from components.config import SpecError
+from components.config.packages import Packages
 from components.plan.stack_files import StackFileError, placeholder_keys
 from components.plan.stack_plan import EXIT_CONFIG, EXIT_OK, ROOT, chart_values_text, config_problems, load_config
 
 EXIT_INCOMPLETE = 1
+CHECK_HELP = ("prove DIR holds the stack's bundle; `site`: prove the stack's own registry (each image's target, read "
+              "with `skopeo inspect` under your `skopeo login` and /etc/containers TLS settings) and package mirror "
+              f"({LOGIN_VARIABLE}=user:password for a mirror login) or packages.directory hold it; a directory named "
+              "site is checked when written ./site; writes nothing")
 README = """# Air-gapped bundle of stack {stack}: docs/air-gapped.md
 # images.txt: SOURCE TARGET ARCHIVE per image. On a connected machine, either copy to the site registry:
 #   while read -r src dst archive; do skopeo copy --all "docker://$src" "docker://$dst"; done < images.txt
@@ -74,20 +80,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", default="dev", help="stack name: reads Pulumi.<stack>.yaml (default: dev)")
     parser.add_argument("--stack-file", type=Path, help="read this stack file instead of Pulumi.<stack>.yaml")
     parser.add_argument("--out", type=Path, help="bundle directory to write (default: build/<stack>/bundle)")
-    parser.add_argument("--check", type=Path, metavar="DIR", help="prove DIR holds the stack's bundle; writes nothing")
+    parser.add_argument("--check", metavar="DIR|site", help=CHECK_HELP)
     parser.add_argument("--placeholder-secrets", default="", help="as `make plan`: secret keys to plan without")
     args = parser.parse_args(argv)
     try:
         planned = build(args)
         manifest = listing(args.stack, planned["spec"], planned["values"], planned["resources"], chart_entry())
         files = chart_files()
+        if args.check == SITE:
+            return site(manifest, planned["spec"].packages)
         if args.check:
-            return report(args.check, manifest, files)
+            return report(Path(args.check), manifest, files)
         out = args.out or ROOT / "build" / args.stack / "bundle"
         out.mkdir(parents=True, exist_ok=True)
         manifest["chart"] = chart_package(out, manifest["chart"], files)
         write(out, args.stack, manifest, planned["values"])
-    except (StackFileError, BundleError) as exc:
+    except (StackFileError, BundleError, SiteCheckError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     print(summary(out, manifest))
@@ -132,6 +140,24 @@ def report(directory: Path, manifest: dict, chart_files: dict[str, str]) -> int:
         return EXIT_INCOMPLETE
     print(f"bundle {directory}: complete for stack {manifest['stack']}: {len(manifest['images'])} images (every blob "
           f"checked), {len(manifest['packages'])} packages (sha256), chart {manifest['chart']['version']}")
+    return EXIT_OK
+
+
+def site(manifest: dict, packages: Packages) -> int:
+    """Print what the stack's registry and package source lack; 0 when they hold every image and package."""
+    if Path(SITE).is_dir():
+        print(f"note: checking the stack's registry and mirror; the directory {SITE}/ is checked with CHECK=./{SITE}")
+    lines, problems = site_report(manifest, packages, ROOT)
+    print("\n".join(lines))
+    total = len(manifest["images"]) + len(manifest["packages"])
+    if problems:
+        print(f"site of stack {manifest['stack']}: {len(problems)} of {total} items missing or wrong:", file=sys.stderr)
+        print("\n".join(f"  - {p}" for p in problems), file=sys.stderr)
+        return EXIT_INCOMPLETE
+    tag_only = sum(1 for image in manifest["images"] if not image["digest"])
+    print(f"site of stack {manifest['stack']}: complete: {len(manifest['images'])} images and "
+          f"{len(manifest['packages'])} packages as the stack pins them"
+          + (f" ({tag_only} tag-only, by tag alone)" if tag_only else ""))
     return EXIT_OK
 
 

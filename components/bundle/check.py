@@ -22,15 +22,15 @@ def file_sha256(path: Path) -> str:
     return sha.hexdigest()
 
 
-def package_problems(directory: Path, packages: list[dict]) -> list[str]:
-    """Each package missing from DIRECTORY/packages/ or not of its sha256."""
+def package_problems(directory: Path, packages: list[dict], under: str = "packages") -> list[str]:
+    """Each package missing from DIRECTORY/UNDER/ or not of its sha256."""
     problems = []
     for pkg in packages:
-        path = directory / "packages" / pkg["file"]
+        path, shown = directory / under / pkg["file"], f"{under}/{pkg['file']}"
         if not path.is_file():
-            problems.append(f"packages/{pkg['file']}: missing ({pkg['kind']}, sha256 {pkg['sha256']})")
+            problems.append(f"{shown}: missing ({pkg['kind']}, sha256 {pkg['sha256']})")
         elif (found := file_sha256(path)) != pkg["sha256"]:
-            problems.append(f"packages/{pkg['file']}: sha256 {found}, the stack pins {pkg['sha256']}")
+            problems.append(f"{shown}: sha256 {found}, the stack pins {pkg['sha256']}")
     return problems
 
 
