@@ -45,10 +45,11 @@ def test_the_bundle_lists_every_image_the_plan_deploys_and_nothing_else(stack, s
     deployed = {i for r in planned(config, tmp_path, "plan") for i in images(r["inputs"])}
     manifest = manifest_of(config, tmp_path, "bundle")
     assert {i["pulled"] for i in manifest["images"]} == deployed and len(manifest["images"]) == len(deployed)
+    registry = SITE if site else (config["config"].get("ascend-npu:images") or {}).get("registry")
     for image in manifest["images"]:
-        source_repository = image["source"].split("@")[0].rsplit(":", 1)[0] if "@" not in image["source"] \
-            else image["source"].split("@")[0]
-        assert image["target"].startswith(f"{SITE}/" if site else source_repository)
+        source_repository = image["source"].split("@")[0] if "@" in image["source"] \
+            else image["source"].rsplit(":", 1)[0]
+        assert image["target"].startswith(f"{registry}/" if registry else f"{source_repository}:")
         if image["digest"]:  # copied by digest, so the mirrored copy is provably the same image
             assert image["source"].endswith(f"@{image['digest']}") and image["pulled"].endswith(image["digest"])
     stack_files = {f["file"]: f["sha256"] for f in config["config"]["ascend-npu:packages"]["files"]}

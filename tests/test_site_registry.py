@@ -115,8 +115,17 @@ def test_every_image_comes_from_the_site_registry_and_every_pod_names_the_secret
     assert [v for v in violations if v["policy"] == RULE] == []  # allowed-registries passes the stack
 
 
+def test_the_prod_example_pulls_everything_from_its_site_registry_with_its_secret(tmp_path):
+    resources = planned(load_stack("prod"), tmp_path, "prod")
+    pulled = [i for r in resources for i in images(r["inputs"])]
+    assert len(pulled) >= 6 and all(i.startswith("registry.prod.corp.example/") and "@sha256:" in i for i in pulled)
+    specs = pod_specs(resources)
+    assert all(spec["imagePullSecrets"] == [{"name": "prod-registry-pull"}] for spec in specs.values())
+    assert stated(resources)[1]["images"]["registries"] == ["registry.prod.corp.example"]
+
+
 def test_without_the_section_nothing_changes(tmp_path):
-    before = planned(load_stack("prod"), tmp_path, "before")
+    before = planned(patched(load_stack("prod"), {"unset": ["ascend-npu:images"]}), tmp_path, "before")
     assert all("imagePullSecrets" not in spec for spec in pod_specs(before).values())
     assert any(i.startswith("registry.prod.corp.example/") for r in before for i in images(r["inputs"]))
     inputs, outputs = stated(before)  # no registries stated for allowed-registries either
