@@ -89,7 +89,7 @@ def test_children_of_one_component(prod):
     assert children and all(r.parent == component.urn and r.name.startswith("prod-ascend-") for r in children)
     registered = {op.output for op in REGISTRY.operands if op.output}
     assert {"devicePlugins", "exporters", "validationJobs"} <= registered
-    assert set(component.outputs) == {"namespace", "nodeLabels"} | registered
+    assert set(component.outputs) == {"namespace", "nodeLabels", "images"} | registered  # images: prod's registry
     assert set(component.outputs["validationJobs"]) == {"910B", "310P"}
 
 

@@ -77,8 +77,9 @@ def test_device_plugin_v6_as_the_official_manifest_runs_it(objects, values):
     assert {"/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-resources", "/tmp"} <= set(mounts)
     hosts = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]}
     assert {m["name"] for m in container["volumeMounts"]} == set(hosts)
-    image = values["prod"]["devicePlugin"]["image"]
-    assert container["image"] == f"{image['repository']}:v6.0.0@{image['digest']}"
+    image, site = values["prod"]["devicePlugin"]["image"], values["prod"]["images"]["registry"]
+    path = image["repository"].split("/", 1)[1]  # pulled from the stack's site registry, path and digest kept
+    assert container["image"] == f"{site}/{path}:v6.0.0@{image['digest']}"
 
 
 def test_device_plugin_v26_serves_healthz_on_slash(objects):
@@ -104,8 +105,8 @@ def test_volcano_mode_args(objects):
 def test_digest_with_the_release_tag(objects):
     ds = one(objects["prod-volcano-digest"], "DaemonSet", "ascend-device-plugin-310p")
     container = pod_spec(ds)["containers"][0]
-    assert container["image"] == ("swr.cn-south-1.myhuaweicloud.com/ascendhub/ascend-k8sdeviceplugin:v6.0.0@sha256:"
-                                  + "4e" * 32)
+    assert container["image"] == ("registry.prod.corp.example/ascendhub/ascend-k8sdeviceplugin:v6.0.0@sha256:"
+                                  + "4e" * 32)  # prod pulls from its site registry
     assert ds["metadata"]["labels"]["app.kubernetes.io/version"] == "v6.0.0"
 
 

@@ -85,4 +85,4 @@ def test_the_component_wires_a_third_agent_from_its_entry(with_example_agent):
     component = next(r for r in graph.all if r.type == COMPONENT)
     assert component.outputs["exampleAgents"] == {"910B": "example-agent-910b", "310P": "example-agent-310p"}
     registered = {op.output for op in REGISTRY.operands if op.output}
-    assert set(component.outputs) == {"namespace", "nodeLabels", "exampleAgents"} | registered
+    assert set(component.outputs) == {"namespace", "nodeLabels", "images", "exampleAgents"} | registered
