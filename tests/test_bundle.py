@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import io
 import json
+import re
 import shutil
 import subprocess
 import tarfile
@@ -239,3 +240,33 @@ def test_make_bundle_as_the_docs_run_it(tmp_path):
     checked = subprocess.run(["make", "--no-print-directory", "bundle", "STACK=prod", f"CHECK={tmp_path}"], cwd=ROOT,
                              capture_output=True, text=True)
     assert checked.returncode != 0 and "15 of 15 items missing or wrong for stack prod" in checked.stderr
+
+
+def test_a_bundle_directory_that_cannot_be_written_is_a_clear_error(tmp_path):
+    (tmp_path / "file").write_text("not a directory")
+    code, _, err = run_bundle("--stack", "dev", "--out", str(tmp_path / "file" / "bundle"))
+    assert code == 2 and err.startswith(f"error: OUT={tmp_path / 'file' / 'bundle'}: cannot write the bundle there")
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("content, problem", [
+    (b"not a tar at all", "not a readable OCI archive"),
+    ({"index.json": b"{}"}, "not an OCI archive (no oci-layout)"),
+    ({"oci-layout": b"{}", "index.json": b"[1, 2]"}, "not a readable OCI archive"),
+    ({"oci-layout": b"{}", "index.json": b'{"manifests": [{"digest": "sha256:' + b"0" * 64 + b'", '
+      b'"mediaType": "application/vnd.oci.image.manifest.v1+json", '
+      b'"annotations": {"org.opencontainers.image.ref.name": "v6.0.0"}}]}'}, "no blobs/sha256/" + "0" * 64),
+])
+def test_an_archive_that_is_not_the_image_is_named_not_a_traceback(tmp_path, content, problem):
+    from components.bundle.oci_archive import ArchiveProblem, verify_archive
+    path = tmp_path / "image.tar"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        with tarfile.open(path, "w") as tar:
+            for name, data in content.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(ArchiveProblem, match=re.escape(problem)):
+        verify_archive(str(path), "v6.0.0", None)

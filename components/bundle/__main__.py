@@ -92,9 +92,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.check:
             return report(Path(args.check), manifest, files)
         out = args.out or ROOT / "build" / args.stack / "bundle"
-        out.mkdir(parents=True, exist_ok=True)
-        manifest["chart"] = chart_package(out, manifest["chart"], files)
-        write(out, args.stack, manifest, planned["values"])
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            manifest["chart"] = chart_package(out, manifest["chart"], files)
+            write(out, args.stack, manifest, planned["values"])
+        except OSError as exc:
+            raise BundleError(f"OUT={out}: cannot write the bundle there ({exc.strerror or exc}); name a directory, "
+                              "or a path where one can be made") from exc
     except (StackFileError, BundleError, SiteCheckError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG

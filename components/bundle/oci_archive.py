@@ -101,5 +101,5 @@ def verify_archive(path: str, tag: Optional[str], digest: Optional[str]) -> str:
                 raise ArchiveProblem(f"holds {entry['digest']} as {tag}, but the stack pins {digest}")
             archive.walk(entry)
             return entry["digest"]
-    except (tarfile.TarError, json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (tarfile.TarError, OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ArchiveProblem(f"not a readable OCI archive ({type(exc).__name__}: {exc})") from exc
