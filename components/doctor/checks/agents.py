@@ -14,7 +14,14 @@ from components.doctor.findings import ERROR, WARNING, Finding, Kind
 AGENT_MISSING = Kind("agent-missing", ERROR, "a node agent (device plugin, exporter) has no Pod on a ready node")
 NOT_READY = Kind("agent-not-ready", ERROR, "a node agent's container is not ready")
 RESTARTING = Kind("agent-restarting", WARNING, "a node agent's container restarted within the recent window")
-KINDS = (AGENT_MISSING, NOT_READY, RESTARTING)
+NOT_PULLED = Kind("image-not-pulled", ERROR, "a node agent's image cannot be pulled on its node")
+KINDS = (AGENT_MISSING, NOT_READY, RESTARTING, NOT_PULLED)
+# The kubelet's image errors (kubernetes pkg/kubelet/images/types.go; RegistryUnavailable until 1.26).
+PULL_REASONS = frozenset({"ErrImagePull", "ImagePullBackOff", "ImageInspectError", "ErrImageNeverPull",
+                          "InvalidImageName", "RegistryUnavailable"})
+PULL_FIX = ("`make bundle STACK=<stack> CHECK=site` shows whether the site registry holds the image; check the Pod's "
+            "imagePullSecrets exist in its namespace; without a site registry the node must reach the image's registry "
+            "(docs/air-gapped.md)")
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,12 @@ def check(node: str, agent: str, pods: list[dict], ready: bool, now: datetime, w
         for status in (pod.get("status") or {}).get("containerStatuses") or []:
             last = ((status.get("lastState") or {}).get("terminated")) or {}
             waiting = (status.get("state") or {}).get("waiting") or {}
-            if waiting or not status.get("ready", False):
+            if waiting.get("reason") in PULL_REASONS:
+                found.append(NOT_PULLED(node, f"{agent} {name}: {status['name']} is {waiting['reason']} for "
+                                        f"{status.get('image') or 'its image'}"
+                                        + (f" ({waiting.get('message')})" if waiting.get("message") else ""),
+                                        PULL_FIX))
+            elif waiting or not status.get("ready", False):
                 why = waiting.get("reason") or "not ready"
                 found.append(NOT_READY(node, f"{agent} {name}: {status['name']} is {why}"
                                        + (f" ({waiting.get('message')})" if waiting.get("message") else ""),
