@@ -236,10 +236,13 @@ def test_make_bundle_as_the_docs_run_it(tmp_path):
     assert made.returncode == 0, made.stderr
     out = ROOT / "build" / "prod" / "bundle"
     assert "bundle of stack prod: 4 images, 10 packages" in made.stdout
-    assert (out / "images.txt").read_text().count("\n") == 4 and (out / "packages.sha256").read_text().count("\n") == 10
+    # prod's 310P validation image is built at the site: listed, checked at the site, not carried
+    assert "registry.prod.corp.example/ascend/cann:8.0.0-310p-ubuntu22.04-py3.10 (already in the site registry" \
+        in made.stdout
+    assert (out / "images.txt").read_text().count("\n") == 3 and (out / "packages.sha256").read_text().count("\n") == 10
     checked = subprocess.run(["make", "--no-print-directory", "bundle", "STACK=prod", f"CHECK={tmp_path}"], cwd=ROOT,
                              capture_output=True, text=True)
-    assert checked.returncode != 0 and "15 of 15 items missing or wrong for stack prod" in checked.stderr
+    assert checked.returncode != 0 and "14 of 14 items missing or wrong for stack prod" in checked.stderr
 
 
 def test_a_bundle_directory_that_cannot_be_written_is_a_clear_error(tmp_path):
@@ -270,3 +273,15 @@ def test_an_archive_that_is_not_the_image_is_named_not_a_traceback(tmp_path, con
                 tar.addfile(info, io.BytesIO(data))
     with pytest.raises(ArchiveProblem, match=re.escape(problem)):
         verify_archive(str(path), "v6.0.0", None)
+
+
+def test_an_image_already_at_the_site_is_listed_and_not_carried_and_its_own_registry_is_its_target(tmp_path):
+    config = with_site("prod", {"registry": "registry.prod.corp.example"})
+    config["config"]["ascend-npu:validation"]["images"]["910B"]["registry"] = "cann.mirror.example"
+    images = {i["name"]: i for i in manifest_of(config, tmp_path, "own")["images"]}
+    own, site_built = images["validation.910B"], images["validation.310P"]
+    assert own["source"].startswith("quay.io/ascend/cann@sha256:") and own["carried"]
+    assert own["target"] == "cann.mirror.example/ascend/cann:8.0.0-910b-ubuntu22.04-py3.10"
+    assert not site_built["carried"] and site_built["target"].startswith("registry.prod.corp.example/ascend/cann:")
+    lines = (tmp_path / "own-bundle" / "images.txt").read_text().splitlines()
+    assert len(lines) == 3 and not any("310p" in line for line in lines)

@@ -57,7 +57,7 @@ def chart_package(out: Path, entry: dict, files: dict[str, str]) -> dict:
 
 def image_lines(manifest: dict) -> str:
     """images.txt: `source target archive`, one image a line, as the loops of README.txt read it."""
-    return "".join(f"{i['source']} {i['target']} {i['archive']}\n" for i in manifest["images"])
+    return "".join(f"{i['source']} {i['target']} {i['archive']}\n" for i in manifest["images"] if i["carried"])
 
 
 def build(args: argparse.Namespace) -> dict:
@@ -124,7 +124,9 @@ def summary(out: Path, manifest: dict) -> str:
     shown = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
     lines = [f"bundle of stack {manifest['stack']}: {len(manifest['images'])} images, "
              f"{len(manifest['packages'])} packages, chart {manifest['chart']['version']}, in {shown}/"]
-    lines += [f"  image    {i['source']} -> {i['target']}" for i in manifest["images"]]
+    lines += [f"  image    {i['source']} -> {i['target']}" if i["carried"] else
+              f"  image    {i['target']} (already in the site registry: checked there, not carried)"
+              for i in manifest["images"]]
     lines += [f"  package  {p['file']} sha256:{p['sha256']}" for p in manifest["packages"]]
     lines.append(f"  chart    {manifest['chart']['file']}")
     return "\n".join(lines)
@@ -136,13 +138,14 @@ def report(directory: Path, manifest: dict, chart_files: dict[str, str]) -> int:
         print(f"error: CHECK={directory}: not a directory", file=sys.stderr)
         return EXIT_CONFIG
     problems = bundle_problems(directory, manifest, chart_files)
-    total = len(manifest["images"]) + len(manifest["packages"]) + 1
+    carried = sum(1 for image in manifest["images"] if image["carried"])
+    total = carried + len(manifest["packages"]) + 1
     if problems:
         print(f"bundle {directory}: {len(problems)} of {total} items missing or wrong for stack {manifest['stack']}:",
               file=sys.stderr)
         print("\n".join(f"  - {p}" for p in problems), file=sys.stderr)
         return EXIT_INCOMPLETE
-    print(f"bundle {directory}: complete for stack {manifest['stack']}: {len(manifest['images'])} images (every blob "
+    print(f"bundle {directory}: complete for stack {manifest['stack']}: {carried} images (every blob "
           f"checked), {len(manifest['packages'])} packages (sha256), chart {manifest['chart']['version']}")
     return EXIT_OK
 

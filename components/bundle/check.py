@@ -73,5 +73,6 @@ def chart_problems(directory: Path, chart: dict, files: dict[str, str]) -> list[
 
 def bundle_problems(directory: Path, manifest: dict, chart_files: dict[str, str]) -> list[str]:
     """Everything the listing names that DIRECTORY lacks or holds wrong, one line each."""
-    return (image_problems(directory, manifest["images"]) + package_problems(directory, manifest["packages"])
+    carried = [image for image in manifest["images"] if image["carried"]]
+    return (image_problems(directory, carried) + package_problems(directory, manifest["packages"])
             + chart_problems(directory, manifest["chart"], chart_files))

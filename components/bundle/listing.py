@@ -24,7 +24,8 @@ class BundleError(Exception):
 
 @dataclass(frozen=True)
 class BundleImage:
-    """One image: where it is copied from, where the stack pulls it, and the archive file it travels in."""
+    """One image: where it is copied from, where the stack pulls it, and the archive file it travels in; `carried`
+    is False for an image the site already serves (its repository is written in the site registry)."""
 
     name: str
     source: str
@@ -33,6 +34,7 @@ class BundleImage:
     digest: Optional[str]
     tag: Optional[str]
     archive: str
+    carried: bool
 
 
 @dataclass(frozen=True)
@@ -64,25 +66,27 @@ def archive_name(image: dict[str, Any]) -> str:
     return f"images/{path}_{version}.tar"
 
 
-def copy_reference(image: dict[str, Any], registry: Optional[str], by_digest: bool) -> str:
+def copy_reference(repository: str, image: dict[str, Any], by_digest: bool) -> str:
     """`repo@digest` (BY_DIGEST, when pinned) or `repo:tag`: skopeo and crane refuse a tag beside a digest."""
-    repository = image_repository(image, registry)
     if image.get("digest") and (by_digest or not image.get("tag")):
         return f"{repository}@{image['digest']}"
     return f"{repository}:{image['tag']}"
 
 
 def bundle_images(values: dict[str, Any]) -> list[BundleImage]:
-    """The images of the values, each once, in the order the values name them."""
+    """The images of the values, each once, in the order the values name them: copied from the repository as
+    written, to the one the stack pulls (the image's own registry, else the site registry)."""
     registry, seen, images = values["images"]["registry"], set(), []
     for name, image in value_images(values):
         pulled = image_reference(image, registry)
         if pulled in seen:
             continue
         seen.add(pulled)
-        images.append(BundleImage(name=name, source=copy_reference(image, None, by_digest=True),
-                                  target=copy_reference(image, registry, by_digest=False), pulled=pulled,
-                                  digest=image.get("digest"), tag=image.get("tag"), archive=archive_name(image)))
+        target = image_repository(image, registry)
+        images.append(BundleImage(name=name, source=copy_reference(image["repository"], image, by_digest=True),
+                                  target=copy_reference(target, image, by_digest=False), pulled=pulled,
+                                  digest=image.get("digest"), tag=image.get("tag"), archive=archive_name(image),
+                                  carried=not (registry or image.get("registry")) or target != image["repository"]))
     return images
 
 
