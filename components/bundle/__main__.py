@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         planned = build(args)
         manifest = listing(args.stack, planned["spec"], planned["values"], planned["resources"], chart_entry())
-        files = chart_files()
         if args.check == SITE:
             return site(manifest, planned["spec"].packages)
+        files = chart_files()
         if args.check:
             return report(Path(args.check), manifest, files)
         out = args.out or ROOT / "build" / args.stack / "bundle"

@@ -1,25 +1,19 @@
 """`make bundle CHECK=<dir>`: does a directory hold every image, package and the chart a stack's listing names?"""
 from __future__ import annotations
 
-import hashlib
 import tarfile
 from pathlib import Path
 
 import yaml
 
-from components.bundle.oci_archive import ArchiveProblem, verify_archive
+from components.bundle.oci_archive import ArchiveProblem, streamed_sha256, verify_archive
 from components.chart.text_files import CHART_NAME
-
-CHUNK = 1 << 20
 
 
 def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file, read in chunks (installers are gigabytes)."""
-    sha = hashlib.sha256()
+    """The SHA-256 of a file, read in chunks."""
     with path.open("rb") as handle:
-        while chunk := handle.read(CHUNK):
-            sha.update(chunk)
-    return sha.hexdigest()
+        return streamed_sha256(handle)[0]
 
 
 def package_problems(directory: Path, packages: list[dict], under: str = "packages") -> list[str]:

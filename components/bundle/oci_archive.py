@@ -14,6 +14,15 @@ MANIFEST_TYPES = ("application/vnd.oci.image.manifest.v1+json",
 CHUNK = 1 << 20
 
 
+def streamed_sha256(handle: IO[bytes]) -> tuple[str, int]:
+    """The SHA-256 (hex) and length of what HANDLE yields, read in chunks: installers and layers are gigabytes."""
+    sha, length = hashlib.sha256(), 0
+    while chunk := handle.read(CHUNK):
+        sha.update(chunk)
+        length += len(chunk)
+    return sha.hexdigest(), length
+
+
 class ArchiveProblem(Exception):
     """The archive does not hold the image, or a blob of it is missing or not what its digest says."""
 
@@ -47,11 +56,7 @@ class OciArchive:
 
     def verify_blob(self, digest: str, size: Optional[int]) -> None:
         """A layer or config blob, hashed as it streams."""
-        handle, sha, length = self._open(_blob_name(digest)), hashlib.sha256(), 0
-        while chunk := handle.read(CHUNK):
-            sha.update(chunk)
-            length += len(chunk)
-        self._compare(digest, size, sha.hexdigest(), length)
+        self._compare(digest, size, *streamed_sha256(self._open(_blob_name(digest))))
 
     @staticmethod
     def _compare(digest: str, size: Optional[int], found: str, length: int) -> None:

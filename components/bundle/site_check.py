@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Optional
 from urllib.parse import quote
 
-from components.bundle.check import CHUNK, package_problems
+from components.bundle.check import package_problems
+from components.bundle.oci_archive import streamed_sha256
 from components.config.packages import Packages, Source
 
 SITE = "site"
@@ -90,11 +91,8 @@ def fetched_sha256(url: str, login: Optional[str]) -> str:
     request = urllib.request.Request(url)
     if login is not None:
         request.add_header("Authorization", "Basic " + base64.b64encode(login.encode()).decode())
-    sha = hashlib.sha256()
     with urllib.request.urlopen(request, timeout=MIRROR_TIMEOUT) as response:  # noqa: S310 - http(s) by the config
-        while chunk := response.read(CHUNK):
-            sha.update(chunk)
-    return sha.hexdigest()
+        return streamed_sha256(response)[0]
 
 
 def http_problem(error: urllib.error.HTTPError, login: Optional[str]) -> str:

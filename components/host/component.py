@@ -80,7 +80,8 @@ class AscendHost(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: AscendHostArgs, opts: Optional[pulumi.ResourceOptions] = None):
         spec, node = args.spec, args.node
-        super().__init__("ascend-npu:index:AscendHost", name, host_facts(spec, node), opts)
+        facts = host_facts(spec, node)
+        super().__init__("ascend-npu:index:AscendHost", name, facts, opts)
         conn = connection(spec, node)
         after = list(args.after)
         copy, moved = pulumi.ResourceOptions(parent=self, depends_on=after), restage_triggers(node, spec)
@@ -129,7 +130,7 @@ class AscendHost(pulumi.ComponentResource):
                          pulumi.Output.all(self.verify.stdout, self.npu_network.stdout).apply(
                              lambda outs: {**_verified(outs[0]), "npuNetwork": _verified(outs[1])}))
         # A stack policy sees a component's outputs, not its inputs: the facts are stated again for it.
-        self.register_outputs({**host_facts(spec, node), "verified": self.verified})
+        self.register_outputs({**facts, "verified": self.verified})
 
     def _local(self, name: str, create: str, delete: Optional[str], environment: dict[str, str],
                after: list) -> local.Command:
