@@ -13,6 +13,7 @@ from typing import Any, Iterator
 import pytest
 
 from components.cluster.component import docker_config, stated_registries
+from components.cluster.values_contract import chart_values
 from components.config import SpecError
 from components.config.config_source import UNREAD_SECRET, spec_from_values
 from components.config.registry import CREATED_SECRET, rewritten
@@ -239,5 +240,5 @@ def test_only_the_images_the_stack_deploys_state_their_own_registry(validation, 
                 "ascend-npu:validation": {"enabled": validation, "images": {"910B": cann}}}
     values = {k: v if isinstance(v, str) else json.dumps(v) for k, v in {**config, **sections}.items()}
     spec = spec_from_values(values, [])
-    assert stated_registries(spec) == {"images": {"registry": SITE, "registries": expected}}
-    assert stated_registries(spec_from_values({**values, "ascend-npu:images": "{}"}, [])) is None
+    assert stated_registries(chart_values(spec)) == {"images": {"registry": SITE, "registries": expected}}
+    assert stated_registries(chart_values(spec_from_values({**values, "ascend-npu:images": "{}"}, []))) is None

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
-from components.cluster.common.metadata import image_reference, image_repository
+from components.cluster.common.metadata import deployed_images, image_reference, image_repository
 from components.config import StackSpec
 from components.config.registry import REGISTRY_PART
 from components.host.commands import node_packages
@@ -48,17 +48,6 @@ class BundlePackage:
     arch: Optional[str]
 
 
-def value_images(values: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(name, image values) of every image the chart values deploy: plugin, exporter, each chip's validation Job."""
-    yield "devicePlugin", values["devicePlugin"]["image"]
-    if values["exporter"]["enabled"]:
-        yield "exporter", values["exporter"]["image"]
-    if values["validation"]["enabled"]:
-        for chip, job in values["validation"]["jobs"].items():
-            if job["node"]:
-                yield f"validation.{chip}", job["image"]
-
-
 def archive_name(image: dict[str, Any]) -> str:
     """`images/<path with _ for />_<tag or digest>.tar`: the OCI archive the image travels in."""
     path = REGISTRY_PART.sub("", image["repository"], count=1).replace("/", "_")
@@ -77,7 +66,7 @@ def bundle_images(values: dict[str, Any]) -> list[BundleImage]:
     """The images of the values, each once, in the order the values name them: copied from the repository as
     written, to the one the stack pulls (the image's own registry, else the site registry)."""
     registry, seen, images = values["images"]["registry"], set(), []
-    for name, image in value_images(values):
+    for name, image in deployed_images(values):
         pulled = image_reference(image, registry)
         if pulled in seen:
             continue

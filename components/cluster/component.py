@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 
 from components.cluster import operands
 from components.cluster.all_objects import RBAC, SHARED, WORKLOAD, built_objects
-from components.cluster.common.metadata import recommended_labels
+from components.cluster.common.metadata import deployed_images, recommended_labels
 from components.cluster.common.node_labels import node_labels, node_taints
 from components.cluster.operands import CANARY, NAMESPACE, OWN_RBAC, PRIORITY_CLASS, RUNTIME_CLASS, Operand, Registry
 from components.cluster.pulumi_resources import register
@@ -40,14 +40,13 @@ def docker_config(registry: str, login: str) -> str:
     return base64.b64encode(json.dumps(config, sort_keys=True).encode()).decode()
 
 
-def stated_registries(spec: StackSpec) -> Optional[dict[str, Any]]:
+def stated_registries(values: dict[str, Any]) -> Optional[dict[str, Any]]:
     """`{"images": {"registry", "registries"}}` (the site registry, and it plus every deployed image's own), or None."""
-    site = spec.images.registry
+    site = values["images"]["registry"]
     if site is None:
         return None
-    deployed = [spec.device_plugin.image, *([spec.exporter.image] if spec.exporter.enabled else []),
-                *(image for _, image in spec.validation_jobs.values())]
-    return {"images": {"registry": site, "registries": sorted({site, *(i.registry for i in deployed if i.registry)})}}
+    own = {image["registry"] for _, image in deployed_images(values) if image["registry"]}
+    return {"images": {"registry": site, "registries": sorted({site, *own})}}
 
 
 def _check_node(nodes: Mapping[str, NodeSpec], node: str, labelled: Mapping[str, object]) -> NodeSpec:
@@ -65,14 +64,15 @@ class AscendCluster(pulumi.ComponentResource):
     namespace: pulumi.Output[str]
 
     def __init__(self, name: str, args: AscendClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
-        # Only a stack with images.registry states where its images come from (policies: allowed-registries); the
-        # engine gives stack policies a component's outputs, the offline plan its inputs: both carry the statement.
-        stated = stated_registries(args.spec)
+        # Only a stack with images.registry states where its images come from (policies: allowed-registries); a
+        # resource policy reads a component's inputs, a stack policy its outputs: both carry the statement.
+        values = chart_values(args.spec)
+        stated = stated_registries(values)
         super().__init__("ascend-npu:index:AscendCluster", name, stated, opts)
         self._name, self._spec, self._taint_nodes = name, args.spec, args.taint_nodes
         self._registry = args.registry or operands.REGISTRY
         self._nodes = {n.name: n for n in self._spec.nodes}
-        self.values = chart_values(self._spec)
+        self.values = values
         self._child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         built = built_objects(self.values, self._registry)
 

@@ -1,7 +1,7 @@
 """The labels every object of the project carries, and the metadata built from them."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from components.cluster.common.template_functions import Entries, template_function
 from components.config.registry import rewritten
@@ -44,6 +44,17 @@ def pulled_image(image: dict[str, Any], registry: Optional[str]) -> dict[str, An
     """What a Pod pulls: the repository pulled, the tag, the digest and the pull policy."""
     return {"repository": image_repository(image, registry), "tag": image["tag"], "digest": image["digest"],
             "pullPolicy": image["pullPolicy"]}
+
+
+def deployed_images(values: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(name, image values) of every image the values deploy: plugin, exporter, each chip's validation Job."""
+    yield "devicePlugin", values["devicePlugin"]["image"]
+    if values["exporter"]["enabled"]:
+        yield "exporter", values["exporter"]["image"]
+    if values["validation"]["enabled"]:
+        for chip, job in values["validation"]["jobs"].items():
+            if job["node"]:
+                yield f"validation.{chip}", job["image"]
 
 
 @template_function("ascend-npu.pullSecrets")
