@@ -1,11 +1,13 @@
-"""SSH connections held open during one `up` by pulumi-command v1.2.1, counted on the program's own resources.
+"""SSH connections one `up` of a stack holds at once, and one `pulumi destroy` of it, counted on its resources.
 
-v1.2.1 never closes the client of a remote Command (provider/pkg/provider/remote/commandOutputs.go L31-40), a
-CopyToRemote closes its target client only (remote/copyController.go L169-173), and the bastion (proxy) client of
-any step is never closed (remote/connection.go L211-242): all stay open until the plugin exits, when `up` ends. So
-what a stack holds at its peak is a count over its remote resources, whatever the waves: the figures below are that
-count on the program's resources (run under the plan's mock engine), not a measurement of sockets.
-`python -m bench.connections STACK_FILE [no-bastion]` prints one JSON line.
+Each host step is a local command whose `ssh` ends with the step (components/host/node_step.py): a rollout holds one
+connection per step running at that moment, at most the engine's --parallel and two per node of the widest wave
+(components/host/open_files.py). What pulumi-command v1.2.1 keeps open until it exits is counted apart: a remote
+Command that runs a command on create keeps its client (provider/pkg/provider/remote/commandOutputs.go L31-40), a
+copy its bastion client (remote/connection.go L211-242, remote/copyController.go L169-173), and each node's destroy,
+a remote Command with a `delete`, its client once it runs. These are counts over the program's resources (run under
+the plan's mock engine); tests/e2e measures the sockets of a real rollout. `python -m bench.connections STACK_FILE
+[no-bastion]` prints one JSON line.
 """
 from __future__ import annotations
 
@@ -17,37 +19,39 @@ from pathlib import Path
 import yaml
 
 from bench.synthetic import ROOT
+from components.config.config_source import spec_from_values
+from components.host.open_files import default_parallel, peak_connections
 from components.plan.recorder import SECRET_SIG, SIG_KEY, run_program
 from components.plan.stack_files import read_stack_config
 
-COMMAND, COPY = "command:remote:Command", "command:remote:CopyToRemote"
+COMMAND, COPY, LOCAL = "command:remote:Command", "command:remote:CopyToRemote", "command:local:Command"
+NODE_STEP = "components.host.node_step"
 
 
 def _plain(value):
     return value.get("value") if isinstance(value, dict) and value.get(SIG_KEY) == SECRET_SIG else value
 
 
-def held(resources: list) -> dict:
-    """The connections v1.2.1 keeps open once every remote step of the stack has run."""
-    commands = copies = proxied = 0
-    for resource in resources:
-        if resource.type not in (COMMAND, COPY):
-            continue
-        commands += resource.type == COMMAND
-        copies += resource.type == COPY
-        proxied += bool((_plain(resource.properties.get("connection")) or {}).get("proxy"))
+def held(resources: list, peak_steps: int) -> dict:
+    """What the stack's resources hold: left open by an `up` (remote steps that dial on create, copies), at once
+    by its ssh steps (PEAK_STEPS), and left open by a destroy of every node."""
+    left_open = sum(1 for r in resources if r.type == COPY or r.type == COMMAND and _plain(r.properties.get("create")))
+    destroys = sum(1 for r in resources if r.type == COMMAND and _plain(r.properties.get("delete")))
+    ssh_steps = sum(1 for r in resources if r.type == LOCAL and NODE_STEP in str(r.properties.get("create")))
+    proxied = any((_plain(r.properties.get("connection")) or {}).get("proxy") for r in resources if r.type == COMMAND)
     nodes = sum(r.type == "ascend-npu:index:AscendHost" for r in resources)
-    through_bastion = proxied > 0
-    return {"nodes": nodes, "remote_commands": commands, "copies": copies,
-            # Without a bastion each open client is a TCP connection from this machine to a node; through one,
-            # each step's proxy client is a connection to the bastion and each open target client a channel in it.
-            "operator_tcp": proxied if through_bastion else commands,
-            "bastion_sessions": proxied, "bastion_to_nodes": commands if through_bastion else 0,
-            "per_node_sessions": commands // max(nodes, 1)}
+    peak = (peak_steps if ssh_steps else 0) + left_open
+    # Without a bastion each connection is a TCP connection from this machine to a node; through one, a connection
+    # to the bastion, an SSH session on it and a forwarded connection from it to the node.
+    return {"nodes": nodes, "ssh_steps": ssh_steps, "left_open_by_up": left_open, "peak_operator_tcp": peak,
+            "peak_bastion_sessions": peak if proxied else 0, "destroy_held": destroys,
+            "destroy_bastion_sessions": destroys if proxied else 0}
 
 
-def count(stack_file: Path, bastion: bool) -> dict:
-    """The counts for the stack in STACK_FILE, with or without its bastion."""
+def count(stack_file: Path, bastion: bool, parallel: int = 0) -> dict:
+    """The counts for the stack in STACK_FILE, with or without its bastion, under PARALLEL (default: `pulumi up`'s
+    on this machine)."""
+    parallel = parallel or default_parallel()
     stack = yaml.safe_load(stack_file.read_text())
     if not bastion:
         stack["config"]["ascend-npu:ssh"].pop("bastion", None)
@@ -55,7 +59,9 @@ def count(stack_file: Path, bastion: bool) -> dict:
     scratch = stack_file.with_name(stack_file.stem + (".bastion" if bastion else ".direct") + ".yaml")
     scratch.write_text(yaml.safe_dump(stack, sort_keys=False))
     config = read_stack_config(ROOT, scratch.stem.split(".", 1)[1], scratch)
-    return held(run_program(ROOT / "__main__.py", config.project, config.stack, config.values, config.secret_keys))
+    peak = peak_connections(spec_from_values(config.values, config.secret_keys), parallel)
+    resources = run_program(ROOT / "__main__.py", config.project, config.stack, config.values, config.secret_keys)
+    return {**held(resources, peak), "parallel": parallel}
 
 
 def measure_connections(stack_file: Path) -> list[dict]:
@@ -70,15 +76,16 @@ def measure_connections(stack_file: Path) -> list[dict]:
 
 
 def print_connections(rows: list[dict]) -> None:
-    print("SSH connections pulumi-command v1.2.1 holds open until `up` ends (counted on the program's resources):")
+    print("SSH connections at once (counted on the program's resources):")
     for row in rows:
         if "error" in row:
             print(f"  {row['variant']}: error: {row['error']}")
             continue
-        print(f"  {row['nodes']} nodes, {row['variant']}: {row['remote_commands']} remote commands and "
-              f"{row['copies']} copies; this machine {row['operator_tcp']} TCP connections, the bastion "
-              f"{row['bastion_sessions']} SSH sessions and {row['bastion_to_nodes']} forwarded connections, "
-              f"each node {row['per_node_sessions']} SSH sessions")
+        print(f"  {row['nodes']} nodes, {row['variant']}, --parallel {row['parallel']}: `up` {row['ssh_steps']} ssh "
+              f"steps, at most {row['peak_operator_tcp']} connections from this machine and "
+              f"{row['peak_bastion_sessions']} sessions on the bastion at once, {row['left_open_by_up']} left open "
+              f"until it ends; `destroy` of every node {row['destroy_held']} left open "
+              f"({row['destroy_bastion_sessions']} on the bastion)")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,18 @@
 """The host layer on the recorded graph: steps in order per node, waves gated on the previous wave's last step."""
 from __future__ import annotations
 
+import json
+import shlex
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from components.cluster.values_contract import chart_values
 from components.config.config_source import spec_from_values
-from components.config.packages import Source
+from components.host.commands import node_packages
 from components.host.rollout import plan_waves
+from components.host.script_set import step_sha256
 from components.plan.recorder import SECRET_SIG, SIG_KEY, mask
 from components.plan.stack_files import read_stack_config
 from tests.stacks import ROOT, load_stack, patched, write_stack
@@ -24,6 +28,11 @@ def graph(request):
     resources = run_stack_file(ROOT / f"Pulumi.{request.param}.yaml", request.param)
     stack = next(r for r in resources if r.type == "pulumi:pulumi:Stack")
     return request.param, {r.urn: r for r in resources}, stack.outputs["waves"]
+
+
+def load_spec(stack: str):
+    config = read_stack_config(ROOT, stack, ROOT / f"Pulumi.{stack}.yaml")
+    return spec_from_values(config.values, config.secret_keys)
 
 
 def step(resources, node: str, suffix: str):
@@ -49,19 +58,18 @@ def expected_host_edges(spec, resources) -> set[tuple[str, str]]:
     """Every edge that touches a host step or a node's labels, derived from the spec alone."""
     patches = {r.properties["metadata"]["name"]: r.urn for r in resources.values()
                if r.type == "kubernetes:core/v1:NodePatch"}
-    upload = spec.packages.source is Source.UPLOAD
     edges, previous = set(), []
     drains = spec.rollout.drain.enabled
     last = "uncordon" if drains else "verify"
     for wave in plan_waves(spec.nodes, spec.canaries, spec.rollout.max_parallel):
         for node in (n.name for n in wave):
-            first = (["scripts", "packages"] if upload else ["scripts"]) + (["drain"] if drains else [])
-            urn = {s: step(resources, node, s).urn for s in first + ["install", "verify", "on-destroy"] +
-                   (["uncordon"] if drains else [])}
-            edges |= {(urn[copy], gate) for copy in first for gate in previous}
-            edges |= {(urn["install"], urn[copy]) for copy in first}
-            edges |= {(urn["verify"], urn["install"]), (urn["on-destroy"], urn["install"]),
-                      (patches[node], urn[last])}
+            first = ["drain"] if drains else []
+            urn = {s: step(resources, node, s).urn for s in first + ["install", "verify", "destroy-record",
+                                                                      "on-destroy"] + (["uncordon"] if drains else [])}
+            edges |= {(urn[s], gate) for s in first + ["install"] for gate in previous}
+            edges |= {(urn["install"], urn[s]) for s in first}
+            edges |= {(urn["verify"], urn["install"]), (urn["destroy-record"], urn["install"]),
+                      (urn["on-destroy"], urn["destroy-record"]), (patches[node], urn[last])}
             if drains:  # uncordon after verify, and (deleted first) before on-destroy's uninstall
                 edges |= {(urn["uncordon"], urn["verify"]), (urn["uncordon"], urn["on-destroy"])}
         previous = [step(resources, n.name, last).urn for n in wave]
@@ -80,7 +88,7 @@ def test_recorded_host_edges_are_exactly_the_rollout(variant, tmp_path):
     config = read_stack_config(ROOT, stack, path)
     resources = {r.urn: r for r in run_stack_file(path, stack)}
     held = {urn for urn, r in resources.items()
-            if r.type in (COMMAND, LOCAL, "command:remote:CopyToRemote", "kubernetes:core/v1:NodePatch")}
+            if r.type in (COMMAND, LOCAL, "kubernetes:core/v1:NodePatch")}
     recorded = {(r.urn, d) for r in resources.values() for d in r.dependencies if r.urn in held or d in held}
     expected = expected_host_edges(spec_from_values(config.values, config.secret_keys), resources)
     assert recorded == expected, {"lost": sorted(expected - recorded), "added": sorted(recorded - expected)}
@@ -98,17 +106,32 @@ def test_each_node_runs_install_then_verify_then_gets_its_labels(graph):
         assert resources[install.parent].type == HOST and install.parent == verify.parent
 
 
-def test_every_node_gets_its_scripts_and_upload_stacks_their_packages_before_install(graph):
+def test_every_host_step_is_a_local_ssh_run_that_stages_what_it_needs_and_destroy_stays_remote(graph):
+    """Each step's ssh ends with it (no connection held until `up` ends); the scripts it takes go by their SHA-256,
+    and with source upload the install step sends exactly the node's own installers."""
     stack, resources, waves = graph
-    copies = {r.name.rsplit("-", 1)[-1] for r in resources.values() if r.type == "command:remote:CopyToRemote"}
-    assert copies == ({"scripts", "packages"} if stack == "dev" else {"scripts"})
+    assert not [r for r in resources.values() if r.type == "command:remote:CopyToRemote"]
+    nodes = {n.name: n for n in load_spec(stack).nodes}
     for node in (n for wave in waves for n in wave):
-        for name in copies:
-            copy = step(resources, node, name)
-            assert copy.urn in step(resources, node, "install").dependencies
-            assert copy.properties["remotePath"] == "/var/tmp"
-            conn = copy.properties["connection"]["value"]  # a node that moves is staged again
-            assert copy.properties["triggers"] == [f"{conn['user']}@{conn['host']}:{int(conn['port'])}"]
+        for name, scripts in (("install", ["install"]), ("verify", ["verify"]),
+                              ("destroy-record", ["on_destroy", "uninstall"])):
+            command = step(resources, node, name)
+            assert command.type == LOCAL and command.properties["addPreviousOutputInEnv"] is False
+            words = shlex.split(command.properties["create"])
+            assert words[1:4] == ['${ASCEND_NPU_PYTHON:-.venv/bin/python}', "-m", "components.host.node_step"]
+            staged = [words[i + 1:i + 4] for i, w in enumerate(words) if w == "--stage"]
+            assert [Path(f).name for f, _, _ in staged if f.endswith(".sh")] == [f"{s}.sh" for s in scripts]
+            assert all(digest == step_sha256(Path(f).stem) for f, digest, _ in staged if f.endswith(".sh"))
+            runs = [Path(f).name for f, _, _ in staged if f.endswith(".run")]
+            if stack == "dev" and name == "install":
+                assert runs == [p.file for p in node_packages(load_spec(stack), nodes[node])] and len(runs) == 5
+            else:
+                assert runs == []
+            assert words[words.index("--host-key") + 1] == nodes[node].host_key
+            assert "PRIVATE KEY" not in command.properties["create"]
+        destroy = step(resources, node, "on-destroy")
+        assert destroy.type == COMMAND and destroy.properties.get("create") is None
+        assert destroy.properties["delete"].endswith(f"ascend-npu {shlex.quote(node)}")
 
 
 def test_wave_k_plus_1_starts_only_after_every_node_of_wave_k_verified_and_uncordoned(graph):
@@ -116,12 +139,12 @@ def test_wave_k_plus_1_starts_only_after_every_node_of_wave_k_verified_and_uncor
     for earlier, later in zip(waves, waves[1:]):
         gate = {step(resources, n, "uncordon").urn for n in earlier}
         for node in later:
-            for first in ("scripts", "drain"):  # no node of wave k+1 is cordoned while one of wave k still is
+            for first in ("install", "drain"):  # no node of wave k+1 is cordoned while one of wave k still is
                 assert gate <= set(step(resources, node, first).dependencies), node
     for node in waves[0]:
-        for first in ("scripts", "drain"):
-            assert not any(d for d in step(resources, node, first).dependencies
-                           if resources.get(d) and resources[d].type in (COMMAND, LOCAL))
+        drain = step(resources, node, "drain")
+        assert not any(d for d in drain.dependencies if resources.get(d) and resources[d].type in (COMMAND, LOCAL))
+        assert step(resources, node, "install").dependencies == [drain.urn]
 
 
 def test_waves_hold_canaries_first_and_at_most_max_parallel(graph):
@@ -142,10 +165,9 @@ def test_cost_per_node(graph):
             per_node[resources[r.parent].name] += 1
     nodes = sum(len(w) for w in waves)
     assert len(per_node) == nodes
-    # component, scripts, drain, install, verify, on-destroy, uncordon (+ package upload) on the host side; the
-    # NodePatch is the cluster layer's
-    expected = 8 if stack == "dev" else 7
-    assert set(per_node.values()) == {expected}
+    # component, drain, install, verify, destroy-record, on-destroy, uncordon on the host side; the NodePatch is the
+    # cluster layer's
+    assert set(per_node.values()) == {7}
 
 
 def test_connections_are_secret_pin_host_keys_and_never_leak_the_key(graph):
@@ -186,7 +208,13 @@ def test_mirror_login_is_a_secret_on_the_install_stdin_only(tmp_path):
     assert mask(install.properties)["stdin"] == "[secret]"
     assert "ASCEND_MIRROR_LOGIN=stdin" in install.properties["create"]
     assert "CREDENTIALS" not in install.properties["create"] and "@" not in install.properties["create"]
-    assert all("stdin" not in step(resources, node, s).properties for s in ("verify", "on-destroy"))
+    # What each step's runner reads: the stack's key, and the login for the install step alone (the plan holds
+    # placeholders for the secrets' values).
+    assert sorted(json.loads(install.properties["stdin"]["value"])) == ["key", "stdin"]
+    for other in ("verify", "destroy-record"):
+        stdin = step(resources, node, other).properties["stdin"]
+        assert stdin[SIG_KEY] == SECRET_SIG and sorted(json.loads(stdin["value"])) == ["key"]
+    assert "stdin" not in step(resources, node, "on-destroy").properties
 
 
 def test_plain_text_mirror_login_is_refused(tmp_path):

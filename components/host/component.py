@@ -1,10 +1,11 @@
-"""`AscendHost`: one node's host steps as remote commands, from staged packages to a verified NPU stack."""
+"""`AscendHost`: one node's host steps, each a local command that runs it over OpenSSH, from staged files to a
+verified NPU stack; its destroy a remote command."""
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 import pulumi
 from pulumi_command import local, remote
@@ -12,17 +13,15 @@ from pulumi_command import local, remote
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.config.packages import Source
-from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, mirror_login_stdin
+from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, mirror_login_stdin, node_packages
 from components.host.drain_steps import drain_steps
 from components.host.reboot_steps import reboot_wait
-from components.host.script_set import STAGED_PARENT, local_script_set
+from components.host.step_runner import step_command, step_stdin
 
-# The upload lands at /var/tmp/<directory name>: pulumi-command v1.2.1 copies a directory source into
-# `remotePath/<its name>`, creating a missing remotePath first (provider/pkg/provider/remote/copyController.go);
-# file modes are not kept, so the installers run as `bash FILE`.
+# Uploaded installers land in /var/tmp/<the directory's name>, where pulumi-command v1.2.1's CopyToRemote put them
+# before (provider/pkg/provider/remote/copyController.go); file modes are not kept, so the installers run as
+# `bash FILE`.
 UPLOAD_PARENT = "/var/tmp"
-# Dials back off to one every 5 s: 200 tries give a rebooting node at least about 16 minutes to come back.
-REBOOT_WAIT: dict[str, Any] = {"dial_error_limit": 200, "per_dial_timeout": 10}
 
 
 @dataclass(frozen=True)
@@ -34,8 +33,9 @@ class AscendHostArgs:
     after: Sequence[pulumi.Resource] = field(default_factory=tuple)
 
 
-def connection(spec: StackSpec, node: NodeSpec, wait_for_reboot: bool = False) -> remote.ConnectionArgs:
-    """SSH to the node with its pinned host key, through the bastion when there is one."""
+def connection(spec: StackSpec, node: NodeSpec) -> remote.ConnectionArgs:
+    """SSH to the node with its pinned host key, through the bastion when there is one: what the node's destroy
+    dials (its remote command)."""
     ssh, key = spec.ssh, spec.ssh_private_key
     proxy = None
     if ssh.bastion is not None:
@@ -43,7 +43,7 @@ def connection(spec: StackSpec, node: NodeSpec, wait_for_reboot: bool = False) -
                                            user=ssh.bastion.user or ssh.user, host_key=ssh.bastion.host_key,
                                            private_key=key)
     return remote.ConnectionArgs(host=node.address, port=ssh.port, user=ssh.user, host_key=node.host_key,
-                                 private_key=key, proxy=proxy, **(REBOOT_WAIT if wait_for_reboot else {}))
+                                 private_key=key, proxy=proxy)
 
 
 def host_facts(spec: StackSpec, node: NodeSpec) -> dict:
@@ -62,19 +62,23 @@ def _verified(stdout: Optional[str]) -> dict:
     return json.loads(lines[-1]) if lines else {}
 
 
-def restage_triggers(node: NodeSpec, spec: StackSpec) -> list[str]:
-    """A copy lands again when the host it went to changes: only `triggers` makes CopyToRemote v1.2.1 copy anew
-    (copyController.go Update copies only on a new source hash or remotePath)."""
-    return [f"{spec.ssh.user}@{node.address}:{spec.ssh.port}"]
+def uploads(spec: StackSpec, node: NodeSpec) -> tuple[str, tuple[tuple[str, str, str], ...]]:
+    """Where the node's installers are staged, and with source `upload` the files its install step sends there."""
+    if spec.packages.source is not Source.UPLOAD:
+        return DEFAULT_STAGING, ()
+    directory = (spec.packages.directory or "").rstrip("/")  # the config requires it with upload
+    staging = f"{UPLOAD_PARENT}/{os.path.basename(directory)}"
+    return staging, tuple((f"{directory}/{pkg.file}", pkg.sha256, staging) for pkg in node_packages(spec, node))
 
 
 class AscendHost(pulumi.ComponentResource):
-    """A node: scripts and packages staged, NPU stack and container runtime installed, verified, destroy recorded."""
+    """A node: NPU stack and container runtime installed, verified, what its destroy does recorded on it."""
 
-    install: remote.Command
+    install: local.Command
     reboot_wait: Optional[local.Command]
-    npu_network: Optional[remote.Command]
-    verify: remote.Command
+    npu_network: Optional[local.Command]
+    verify: local.Command
+    destroy_record: local.Command
     on_destroy: remote.Command
     verified: pulumi.Output[dict]
 
@@ -82,43 +86,32 @@ class AscendHost(pulumi.ComponentResource):
         spec, node = args.spec, args.node
         facts = host_facts(spec, node)
         super().__init__("ascend-npu:index:AscendHost", name, facts, opts)
-        conn = connection(spec, node)
+        self._spec, self._node = spec, node
         after = list(args.after)
-        copy, moved = pulumi.ResourceOptions(parent=self, depends_on=after), restage_triggers(node, spec)
-        self.scripts = remote.CopyToRemote(
-            f"{name}-scripts", connection=conn, source=pulumi.FileArchive(local_script_set()),
-            remote_path=STAGED_PARENT, triggers=moved, opts=copy)
-        staged: list[pulumi.Resource] = [self.scripts]
-        staging = DEFAULT_STAGING
-        if spec.packages.source is Source.UPLOAD:
-            directory = (spec.packages.directory or "").rstrip("/")  # the config requires it with upload
-            staging = f"{UPLOAD_PARENT}/{os.path.basename(directory)}"
-            self.packages = remote.CopyToRemote(
-                f"{name}-packages", connection=conn, source=pulumi.FileArchive(directory), remote_path=UPLOAD_PARENT,
-                triggers=moved, opts=copy)
-            staged.append(self.packages)
+        staging, sent = uploads(spec, node)
         steps = host_steps(spec, node, staging_dir=staging)
-        install_stdin = None
+        mirror_login = None
         if spec.mirror_credentials is not None and spec.packages.source is Source.MIRROR:
-            install_stdin = pulumi.Output.secret(spec.mirror_credentials).apply(mirror_login_stdin)
+            mirror_login = pulumi.Output.secret(spec.mirror_credentials).apply(mirror_login_stdin)
         drains = drain_steps(spec, node) if spec.rollout.drain.enabled else None
+        first = list(after)
         if drains is not None:
             self.drain = self._local(f"{name}-drain", drains.drain, None, drains.environment, after)
-            staged.append(self.drain)
-        self.install = self._command(name, steps["install"], conn, staged, stdin=install_stdin)
+            first.append(self.drain)
+        self.install = self._step(name, steps["install"], first, uploads=sent, stdin=mirror_login)
         self.reboot_wait = reboot_wait(name, spec, node, self.install, self.install.stdout, self)
-        # Direct, verify's own dials wait too (as before the wait step, so such stacks see no change); through a
-        # bastion v1.2.1 cannot carry that wait (remote/connection.go L222-241), so the wait step alone does it.
-        dial_wait = spec.rollout.allow_reboot and spec.ssh.bastion is None
         back = [self.install, *([self.reboot_wait] if self.reboot_wait else [])]
-        after_boot = connection(spec, node, dial_wait)
         # The NPU network (RoCE) once the driver is in and the node back: hccn_tool comes with the driver.
-        self.npu_network = (self._command(name, steps["npu_network"], after_boot, back)
-                            if "npu_network" in steps else None)
-        self.verify = self._command(name, steps["verify"], after_boot,
-                                    back + ([self.npu_network] if self.npu_network else []),
-                                    triggers=list(steps["install"].triggers) + list(steps["verify"].triggers))
-        self.on_destroy = self._command(name, steps["on_destroy"], conn, [self.install])
+        self.npu_network = self._step(name, steps["npu_network"], back) if "npu_network" in steps else None
+        self.verify = self._step(name, steps["verify"], back + ([self.npu_network] if self.npu_network else []),
+                                 triggers=list(steps["install"].triggers) + list(steps["verify"].triggers))
+        # What a destroy does is recorded on the node by a step of its own; the destroy itself stays the remote
+        # command older releases stored (its delete text, its URN), which dials nothing on create.
+        self.destroy_record = self._step(name, steps["on_destroy"], [self.install], suffix="destroy-record")
+        self.on_destroy = remote.Command(
+            f"{name}-on-destroy", connection=connection(spec, node), delete=steps["on_destroy"].delete,
+            add_previous_output_in_env=False,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.destroy_record]))
         # The last step of the node: what the next wave and the node's labels wait for. Deleted first when the node
         # leaves (it depends on on-destroy), so the node is drained before anything is uninstalled.
         self.ready: pulumi.Resource = self.verify
@@ -139,10 +132,11 @@ class AscendHost(pulumi.ComponentResource):
         return local.Command(name, create=create, delete=delete, environment=environment,
                              opts=pulumi.ResourceOptions(parent=self, depends_on=after))
 
-    def _command(self, name: str, step: HostStep, conn: remote.ConnectionArgs, after: list,
-                 triggers: Optional[list] = None, stdin: pulumi.Input[str] | None = None) -> remote.Command:
-        # No previous output as SSH env requests (sshd refuses them, a warning on every re-run): remote/command.go
-        # addPreviousOutputInEnv defaults to true in v1.2.1.
-        return remote.Command(f"{name}-{step.name}", connection=conn, create=step.create, stdin=stdin,
-                              delete=step.delete, triggers=triggers, add_previous_output_in_env=False,
-                              opts=pulumi.ResourceOptions(parent=self, depends_on=after))
+    def _step(self, name: str, step: HostStep, after: list, triggers: Optional[list] = None,
+              uploads: tuple = (), stdin: pulumi.Input[str] | None = None, suffix: str = "") -> local.Command:
+        # No previous output in the environment: an install's output can pass the 128 KiB Linux allows one variable
+        # (MAX_ARG_STRLEN), and v1.2.1 adds it by default (provider/pkg/provider/local/commandOutputs.go L88-95).
+        create = step_command(self._spec, self._node, step, uploads)
+        return local.Command(f"{name}-{suffix or step.name}", create=create, stdin=step_stdin(self._spec, stdin),
+                             triggers=triggers, add_previous_output_in_env=False,
+                             opts=pulumi.ResourceOptions(parent=self, depends_on=after))

@@ -15,10 +15,12 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import BinaryIO, Callable, Optional
 
 PR_SET_PDEATHSIG = 1
 PREFIX = "ascend-npu-ssh-"
@@ -52,6 +54,26 @@ class Answer:
     code: int
     out: str
     said: str
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """One command whose output went on as it came: its exit code, whether it printed anything on stdout, the line
+    that says why ssh failed (when it did), and stdout when it was kept rather than passed on."""
+
+    code: int
+    printed: bool
+    said: str
+    out: str = ""
+
+
+def cause(stderr: str) -> str:
+    """The line of ssh's stderr that says why it failed. Behind a bastion it is the jump's (`channel 0: open failed:
+    ...`); the node's own ssh then only says its connection closed."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    hop = [line for line in lines if HOP_FAILED in line]
+    causes = hop or [line for line in lines if not line.startswith(CLOSED)] or lines
+    return causes[-1] if causes else ""
 
 
 def known_host(end: Endpoint) -> str:
@@ -130,9 +152,51 @@ class Session:
                                   timeout=limit, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         except subprocess.TimeoutExpired:
             return Answer(255, "", f"no answer within {limit:.0f} s")
-        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-        # Behind a bastion the cause is the jump's line (`channel 0: open failed: ...`); the node's own ssh then
-        # only says its connection closed.
-        hop = [line for line in lines if HOP_FAILED in line]
-        causes = hop or [line for line in lines if not line.startswith(CLOSED)] or lines
-        return Answer(done.returncode, done.stdout, causes[-1] if causes else "")
+        return Answer(done.returncode, done.stdout, cause(done.stderr))
+
+    def stream(self, command: str, stdin: Optional[str] = None, feed: Optional[Callable[[BinaryIO], None]] = None,
+               keep: bool = False) -> Streamed:
+        """COMMAND on the node, its stdout and stderr passed on as they come (stdout kept instead with KEEP), STDIN
+        or what FEED writes as its input; no time limit but the connection's keepalives."""
+        proc = subprocess.Popen([*self.argv, command], env=self.env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
+        out, err = bytearray(), bytearray()
+        pumps = [threading.Thread(target=_pump, args=(proc.stdout, None if keep else sys.stdout.buffer, out)),
+                 threading.Thread(target=_pump, args=(proc.stderr, sys.stderr.buffer, err, TAIL)),
+                 threading.Thread(target=_feed, args=(proc.stdin, stdin, feed))]
+        for pump in pumps:
+            pump.daemon = True
+            pump.start()
+        code = proc.wait()
+        for pump in pumps[:2]:
+            pump.join()
+        return Streamed(code, bool(out), cause(err.decode(errors="replace")) if code == 255 else "",
+                        out.decode(errors="replace") if keep else "")
+
+
+# What of a command's stderr is kept to say why ssh failed.
+TAIL = 8192
+
+
+def _pump(source: BinaryIO, to: Optional[BinaryIO], kept: bytearray, tail: int = 0) -> None:
+    """SOURCE passed on to TO as it comes (each chunk flushed: a step's lines show while it runs) and kept in KEPT:
+    whole without TO, its last TAIL bytes with TAIL, else its first byte (that there was output)."""
+    while chunk := os.read(source.fileno(), 65536):
+        kept.extend(chunk if to is None or tail else chunk[:1 - len(kept[:1])])
+        if tail and len(kept) > tail:
+            del kept[:-tail]
+        if to is not None:
+            to.write(chunk)
+            to.flush()
+
+
+def _feed(sink: BinaryIO, text: Optional[str], feed: Optional[Callable[[BinaryIO], None]]) -> None:
+    """The command's input, then its end; a command that stops reading early is no error of the feed."""
+    try:
+        if feed is not None:
+            feed(sink)
+        elif text:
+            sink.write(text.encode())
+        sink.close()
+    except (OSError, ValueError):
+        pass

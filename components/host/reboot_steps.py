@@ -11,23 +11,13 @@ from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.drain.contract import PYTHON
 from components.host.reboot_wait import REBOOT_FROM_ENV, rebooted_from
-
-
-def _hostport(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+from components.host.step_runner import endpoint_args
 
 
 def wait_command(spec: StackSpec, node: NodeSpec) -> str:
     """The shell line of NODE's wait: where to dial, the pins, the bound; never the key (it goes on stdin)."""
-    ssh = spec.ssh
-    args = ["--node", node.name, "--address", _hostport(node.address, ssh.port), "--user", ssh.user,
-            "--host-key", node.host_key, "--timeout", str(spec.rollout.reboot_timeout)]
-    if ssh.bastion is not None:
-        bastion = ssh.bastion
-        args += ["--bastion", _hostport(bastion.host, bastion.port), "--bastion-user", bastion.user or ssh.user,
-                 "--bastion-host-key", bastion.host_key]
-    if spec.ssh_private_key is None:
-        args.append("--agent")
+    args = endpoint_args(spec, node)
+    args[8:8] = ["--timeout", str(spec.rollout.reboot_timeout)]  # where earlier releases wrote it: no diff
     return f"exec {PYTHON} -m components.host.reboot_wait " + " ".join(shlex.quote(a) for a in args)
 
 

@@ -15,7 +15,9 @@ from typing import Optional
 
 HOST_STEP_TYPES = ("command:remote:Command", "command:local:Command", "command:remote:CopyToRemote")
 HOST_TYPE, LABEL_TYPE = "ascend-npu:index:AscendHost", "kubernetes:core/v1:NodePatch"
-STEP_SUFFIXES = ("-drain", "-scripts", "-packages", "-install", "-verify", "-on-destroy", "-uncordon")
+# -scripts and -packages: the copies of earlier releases, still in a stack's state until its next `up`.
+STEP_SUFFIXES = ("-drain", "-scripts", "-packages", "-install", "-reboot-wait", "-npu-network", "-verify",
+                 "-destroy-record", "-on-destroy", "-uncordon")
 GUIDE = "see docs/day-2.md, Targeted runs"
 COMMANDS = ("up", "update", "preview", "destroy", "refresh", "import")
 

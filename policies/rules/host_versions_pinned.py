@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from model.host_step_resources import EXACT_VERSION, RUN_FILE, SHA256, command_text, env_parameters
+from model.host_step_resources import COMMAND_TYPES, EXACT_VERSION, RUN_FILE, SHA256, command_text, env_parameters
 
 
 def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    if args.resource_type != "command:remote:Command":
+    if args.resource_type not in COMMAND_TYPES:
         return
     text = command_text(args.props)
     params = env_parameters(text)
@@ -26,7 +26,7 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
 
 POLICY = ResourceValidationPolicy(
     name="host-versions-pinned",
-    description="Remote commands that install Ascend software name exact versions and verify each file's SHA-256.",
+    description="Commands that install Ascend software name exact versions and verify each file's SHA-256.",
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_validate,
     remediation_steps="Set exact versions (`versions.*`) and a 64-character `sha256` for every package in the stack "

@@ -66,8 +66,8 @@ def test_a_node_removed_keeps_its_software_and_its_npu_pods_loses_its_labels_and
     changes = work.planned_changes(world.preview().out)
     assert changes == {(op, f"{prefix}{FOURTH}{suffix}") for op, prefix, suffix in (
         ("delete", "ascend-npu-cluster-node-", ""), ("delete", "ascend-npu-", "-verify"),
-        ("delete", "ascend-npu-", "-install"), ("delete", "ascend-npu-", "-packages"), ("delete", "ascend-npu-", ""),
-        ("delete", "ascend-npu-", "-scripts"), ("delete", "ascend-npu-", "-on-destroy"),
+        ("delete", "ascend-npu-", "-install"), ("delete", "ascend-npu-", ""),
+        ("delete", "ascend-npu-", "-destroy-record"), ("delete", "ascend-npu-", "-on-destroy"),
         ("delete", "ascend-npu-", "-drain"), ("delete", "ascend-npu-", "-uncordon"))}, changes
     before = world.install_counts(FIRST_THREE)
     run = world.up()
@@ -108,11 +108,13 @@ def test_the_cluster_renamed_keeps_every_node_installed_and_labelled(world: Worl
 
 @pytest.mark.milestone("cluster-renamed", leaves="node-moved")
 def test_a_node_on_a_new_address_gets_its_scripts_and_packages_staged_again(world: World):
-    """The server re-addressed, as a reinstalled or moved host: nothing of ours in its /var/tmp any more."""
+    """The server re-addressed, as a reinstalled or moved host: nothing of ours in its /var/tmp any more. Its steps
+    run again on the new address, each staging what it needs there first."""
     milestones.write_config(world, "node-moved")  # the server on its new address, its /var/tmp emptied
     node = world.nodes[SECOND]
     changes = work.planned_changes(world.preview().out)
-    assert {("replace", f"ascend-npu-{SECOND}-{copy}") for copy in ("scripts", "packages")} <= changes, changes
+    assert {("update", f"ascend-npu-{SECOND}-{step}") for step in ("install", "verify", "destroy-record")} <= \
+        changes, changes
     before = world.install_counts(FIRST_THREE)
     world.up()
     assert (node.root / "var/tmp/ascend-npu-scripts/install.sh").exists()

@@ -16,9 +16,10 @@ from tests.e2e.world import NAMESPACE, STACK, World
 def test_turning_uninstall_on_destroy_on_reruns_no_installer(world: World):
     milestones.write_config(world, "uninstall-on-destroy")
     changes = work.planned_changes(world.preview().out)
-    # The uncordon step's delete now drains the node first (its software goes after it): a new stored line.
+    # The uncordon step's delete now drains the node first (its software goes after it): a new stored line. The
+    # destroy record says uninstall; the destroy's own stored text stays as it is.
     assert changes == {("update", f"ascend-npu-{name}-{step}") for name in FIRST_THREE
-                       for step in ("on-destroy", "uncordon")}, changes
+                       for step in ("destroy-record", "uncordon")}, changes
     before = world.install_counts(FIRST_THREE)
     run = world.up()
     assert world.install_counts(FIRST_THREE) == before

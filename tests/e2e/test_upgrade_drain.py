@@ -22,7 +22,7 @@ from engine.cache import REPO
 from testkit.fakenode.packages import NEW, OLD
 from tests.e2e import milestones
 from tests.e2e import npu_workload as work
-from tests.e2e.interrupt import Background, installer_runs, pending_operations
+from tests.e2e.interrupt import Background, installer_runs, pending_operations, run_in_progress
 from tests.e2e.least_privilege import DRAIN_RULES, docs_role, docs_rules, kubeconfig_for
 from tests.e2e.milestones import CANARY, FIRST_THREE, SECOND, THIRD
 from tests.e2e.world import CHIPS, World
@@ -110,8 +110,10 @@ def test_an_upgrade_drains_through_a_budget_and_a_failing_node_stays_cordoned(wo
 
 @pytest.mark.milestone("upgrade-stopped", leaves="upgraded")
 def test_the_upgrade_then_finishes_in_place_and_nothing_is_uninstalled(world: World):
-    """One ^C while wave 1's driver installer runs: the installer runs to its end and is recorded, nothing later
-    starts, nothing is pending; the next `up` finishes the upgrade in place."""
+    """One ^C while wave 1's driver installer runs: the provider kills the running step's local command and with it
+    its ssh (v1.2.1 local/commandOutputs.go L59: exec.CommandContext), the step fails, nothing later starts, nothing
+    is pending; on the node the step carries on to its end, orphaned (run_step.sh ignores HUP and PIPE). Once it
+    ended, the next `up` finishes the upgrade in place and runs no installer twice."""
     before = {name: installer_runs(world, name) for name in FIRST_THREE}
     world.nodes[SECOND].knob("hold-driver", "6")
     try:
@@ -123,6 +125,7 @@ def test_the_upgrade_then_finishes_in_place_and_nothing_is_uninstalled(world: Wo
     finally:
         world.nodes[SECOND].knob("hold-driver", None)
     assert stopped.code != 0, stopped.out[-3000:]
+    wait_for("the orphaned install step to end", lambda: not run_in_progress(world, SECOND), 120)
     assert world.installed(SECOND, "driver") == NEW["driver"], "the installer did not run to its end"
     assert pending_operations(world) == [], "the first ^C left an operation pending"
     assert installer_runs(world, THIRD) == before[THIRD], "a later wave started after ^C"

@@ -1,5 +1,5 @@
-"""The warning when this machine's open-file limit is below what pulumi-command v1.2.1 holds open in a full rollout:
-the count agrees with the program's own resources, and the limit read is the one a Go provider gets."""
+"""The warning when this machine's open-file limit is below what a destroy of every node holds open, and the bound
+of a rollout's connections."""
 from __future__ import annotations
 
 import resource
@@ -8,10 +8,9 @@ import sys
 
 import yaml
 
-from bench.connections import count
 from bench.synthetic import write_synthetic
 from components.config.config_source import spec_from_values
-from components.host.open_files import MARGIN, held_connections, shortfall
+from components.host.open_files import MARGIN, peak_connections, shortfall
 from components.plan.stack_files import read_stack_config
 from tests.stacks import ROOT
 
@@ -27,18 +26,18 @@ def spec_of(path, bastion: bool):
     return spec_from_values(config.values, config.secret_keys)
 
 
-def test_the_count_is_what_the_program_registers(tmp_path):
-    stack = write_synthetic(6, tmp_path)
-    for bastion in (True, False):
-        assert held_connections(spec_of(stack, bastion)) == count(stack, bastion)["operator_tcp"], bastion
+def test_a_rollout_holds_no_more_than_parallel_nor_two_per_node_of_a_wave(tmp_path):
+    spec = spec_of(write_synthetic(1000, tmp_path), True)
+    assert spec.rollout.max_parallel == 8
+    assert [peak_connections(spec, parallel) for parallel in (4, 8, 16, 1000)] == [4, 8, 16, 16]
 
 
-def test_a_limit_below_the_count_says_the_numbers_and_the_fix(tmp_path):
+def test_a_limit_below_a_full_destroy_says_the_numbers_and_the_fix(tmp_path):
     spec = spec_of(write_synthetic(1000, tmp_path), True)
     said = shortfall(spec, 1024)
-    assert "all 1000 nodes holds 4000 SSH connections to the bastion" in said and "open 1024 files" in said
-    assert f"ulimit -Hn {4000 + MARGIN}" in said and f"LimitNOFILE={4000 + MARGIN}" in said
-    assert shortfall(spec, 4000 + MARGIN) is None and shortfall(spec, None) is None
+    assert "`pulumi destroy` of all 1000 nodes" in said and "holds 1000 SSH connections to the bastion" in said
+    assert "open 1024 files" in said and f"ulimit -Hn {1000 + MARGIN}" in said
+    assert shortfall(spec, 1000 + MARGIN) is None and shortfall(spec, None) is None
 
 
 def test_the_limit_read_is_the_hard_one_a_go_provider_raises_itself_to():

@@ -1,0 +1,57 @@
+"""The local command lines that run a node's host steps through OpenSSH (node_step.py) and its reboot wait."""
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Optional
+
+import pulumi
+
+from components.config import StackSpec
+from components.config.hosts import NodeSpec
+from components.drain.contract import PYTHON
+from components.host.commands import HostStep
+from components.host.script_set import STAGED_NAME, STAGED_PARENT, local_script_set, step_sha256
+
+STAGED_SCRIPTS = f"{STAGED_PARENT}/{STAGED_NAME}"
+
+
+def hostport(host: str, port: int) -> str:
+    """`HOST:PORT`, an IPv6 address in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def endpoint_args(spec: StackSpec, node: NodeSpec) -> list[str]:
+    """Where to dial and the pins: the node, the bastion when there is one, `--agent` without a stack key."""
+    ssh = spec.ssh
+    args = ["--node", node.name, "--address", hostport(node.address, ssh.port), "--user", ssh.user,
+            "--host-key", node.host_key]
+    if ssh.bastion is not None:
+        bastion = ssh.bastion
+        args += ["--bastion", hostport(bastion.host, bastion.port), "--bastion-user", bastion.user or ssh.user,
+                 "--bastion-host-key", bastion.host_key]
+    if spec.ssh_private_key is None:
+        args.append("--agent")
+    return args
+
+
+def step_command(spec: StackSpec, node: NodeSpec, step: HostStep,
+                 uploads: tuple[tuple[str, str, str], ...] = ()) -> str:
+    """`exec PYTHON -m components.host.node_step ... -- COMMAND`: the step's scripts (and UPLOADS: file, SHA-256,
+    folder on the node) staged, then its command; never the key (it goes on stdin)."""
+    scripts = local_script_set()
+    args = ["--step", step.name, *endpoint_args(spec, node)]
+    for name in step.scripts:
+        args += ["--stage", f"{scripts}/{name}.sh", step_sha256(name), STAGED_SCRIPTS]
+    for upload in uploads:
+        args += ["--stage", *upload]
+    return f"exec {PYTHON} -m components.host.node_step " + " ".join(shlex.quote(a) for a in [*args, "--", step.create])
+
+
+def step_stdin(spec: StackSpec, stdin: pulumi.Input[str] | None = None) -> Optional[pulumi.Output[str]]:
+    """The step's stdin, a secret: the stack's key and what the command reads (the mirror login); None when empty."""
+    key = spec.ssh_private_key
+    if key is None and stdin is None:
+        return None
+    return pulumi.Output.secret(pulumi.Output.all(key, stdin).apply(
+        lambda given: json.dumps({name: text for name, text in zip(("key", "stdin"), given) if text})))
