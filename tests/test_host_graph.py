@@ -11,6 +11,8 @@ import pytest
 from components.cluster.values_contract import chart_values
 from components.config.config_source import spec_from_values
 from components.host.commands import node_packages
+from components.host.node_files import needed
+from components.host.node_step import ON_NODE
 from components.host.rollout import plan_waves
 from components.host.script_set import step_sha256
 from components.plan.recorder import SECRET_SIG, SIG_KEY, mask
@@ -107,11 +109,12 @@ def test_each_node_runs_install_then_verify_then_gets_its_labels(graph):
 
 
 def test_every_host_step_is_a_local_ssh_run_that_stages_what_it_needs_and_destroy_stays_remote(graph):
-    """Each step's ssh ends with it (no connection held until `up` ends); the scripts it takes go by their SHA-256,
-    and with source upload the install step sends exactly the node's own installers."""
+    """Each step's ssh ends with it (no connection held until `up` ends); the command it runs on the node is in its
+    environment, and names the scripts it takes by SHA-256 and (with source upload) exactly the node's installers."""
     stack, resources, waves = graph
     assert not [r for r in resources.values() if r.type == "command:remote:CopyToRemote"]
-    nodes = {n.name: n for n in load_spec(stack).nodes}
+    spec = load_spec(stack)
+    nodes = {n.name: n for n in spec.nodes}
     for node in (n for wave in waves for n in wave):
         for name, scripts in (("install", ["install"]), ("verify", ["verify"]),
                               ("destroy-record", ["on_destroy", "uninstall"])):
@@ -119,16 +122,18 @@ def test_every_host_step_is_a_local_ssh_run_that_stages_what_it_needs_and_destro
             assert command.type == LOCAL and command.properties["addPreviousOutputInEnv"] is False
             words = shlex.split(command.properties["create"])
             assert words[1:4] == ['${ASCEND_NPU_PYTHON:-.venv/bin/python}', "-m", "components.host.node_step"]
-            staged = [words[i + 1:i + 4] for i, w in enumerate(words) if w == "--stage"]
-            assert [Path(f).name for f, _, _ in staged if f.endswith(".sh")] == [f"{s}.sh" for s in scripts]
-            assert all(digest == step_sha256(Path(f).stem) for f, digest, _ in staged if f.endswith(".sh"))
-            runs = [Path(f).name for f, _, _ in staged if f.endswith(".run")]
+            assert words[words.index("--host-key") + 1] == nodes[node].host_key
+            assert "PRIVATE KEY" not in json.dumps(command.properties["environment"])
+            on_node = command.properties["environment"][ON_NODE]
+            files = needed(on_node, words[words.index("--scripts") + 1],
+                           words[words.index("--upload") + 1] if "--upload" in words else "")
+            assert [(Path(f.path).name, f.sha256) for f in files if f.path.endswith(".sh")] == \
+                [(f"{s}.sh", step_sha256(s)) for s in scripts]
+            runs = sorted(Path(f.path).name for f in files if f.path.endswith(".run"))
             if stack == "dev" and name == "install":
-                assert runs == [p.file for p in node_packages(load_spec(stack), nodes[node])] and len(runs) == 5
+                assert runs == sorted(p.file for p in node_packages(spec, nodes[node])) and len(runs) == 5
             else:
                 assert runs == []
-            assert words[words.index("--host-key") + 1] == nodes[node].host_key
-            assert "PRIVATE KEY" not in command.properties["create"]
         destroy = step(resources, node, "on-destroy")
         assert destroy.type == COMMAND and destroy.properties.get("create") is None
         assert destroy.properties["delete"].endswith(f"ascend-npu {shlex.quote(node)}")
@@ -206,8 +211,9 @@ def test_mirror_login_is_a_secret_on_the_install_stdin_only(tmp_path):
     install = step(resources, node, "install")
     assert install.properties["stdin"][SIG_KEY] == SECRET_SIG
     assert mask(install.properties)["stdin"] == "[secret]"
-    assert "ASCEND_MIRROR_LOGIN=stdin" in install.properties["create"]
-    assert "CREDENTIALS" not in install.properties["create"] and "@" not in install.properties["create"]
+    on_node = install.properties["environment"][ON_NODE]
+    assert "ASCEND_MIRROR_LOGIN=stdin" in on_node
+    assert "CREDENTIALS" not in on_node + install.properties["create"] and "@" not in on_node
     # What each step's runner reads: the stack's key, and the login for the install step alone (the plan holds
     # placeholders for the secrets' values).
     assert sorted(json.loads(install.properties["stdin"]["value"])) == ["key", "stdin"]

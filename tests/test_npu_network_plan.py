@@ -2,8 +2,6 @@
 verify; a changed address changes that node's step alone."""
 from __future__ import annotations
 
-import shlex
-
 import yaml
 
 from tests.stacks import ROOT, load_stack, patched, write_stack
@@ -30,7 +28,7 @@ def test_only_nodes_with_a_network_get_the_step_between_install_and_verify(tmp_p
     urn = {suffix: resources[f"ascend-npu-{TRAIN_01}-{suffix}"].urn for suffix in ("install", "reboot-wait")}
     assert set(step.dependencies) == set(urn.values())
     assert step.urn in resources[f"ascend-npu-{TRAIN_01}-verify"].dependencies
-    on_the_node = shlex.split(step.properties["create"])[-1]  # what the local step runs there over ssh
+    on_the_node = step.properties["environment"]["ASCEND_NPU_ON_NODE"]  # what the local step runs there over ssh
     assert "ASCEND_NPU_NETWORK='0,192.168.100.11,255.255.255.0,192.168.100.1,192.168.100.1 " in on_the_node
 
 

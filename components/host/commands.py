@@ -22,14 +22,12 @@ SUDOERS_FILE = "/etc/sudoers.d/ascend-npu"
 
 @dataclass(frozen=True)
 class HostStep:
-    """One host step of a node: what runs on the node on create/update, what runs there on destroy, its triggers,
-    and the staged scripts it takes (their step names)."""
+    """One host step of a node: what runs on the node on create/update, what runs there on destroy, its triggers."""
 
     name: str
     create: str
     delete: str | None
     triggers: tuple[str, ...]
-    scripts: tuple[str, ...] = ()
 
 
 def node_packages(spec: StackSpec, node: NodeSpec) -> tuple[PackageFile, ...]:
@@ -110,26 +108,23 @@ def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGI
         name="install", create=run_command(sudo_prefix(user, "install", "env true"), step_parameters("install", inputs),
                                            ("install",)), delete=None,
         triggers=(versions_hash, f"packages:{_digest(*packages)}", f"settings:{_digest(*install_settings)}",
-                  f"script:{step_sha256('install')[:16]}"), scripts=("install",))
+                  f"script:{step_sha256('install')[:16]}"))
     verify = HostStep(
         name="verify", create=run_command(sudo_prefix(user, "verify", "env true"), step_parameters("verify", inputs),
                                           ("verify",)), delete=None,
-        triggers=(versions_hash, f"node:{_digest(*verify_settings)}", f"script:{step_sha256('verify')[:16]}"),
-        scripts=("verify",))
+        triggers=(versions_hash, f"node:{_digest(*verify_settings)}", f"script:{step_sha256('verify')[:16]}"))
     # What destroy does is recorded on the node by this step's create, beside the parameters the last install
     # recorded; its delete is one fixed text (run_destroy.sh). So turning rollout.uninstallOnDestroy on or off
     # re-runs this step alone, and a destroy uninstalls what the last `up` installed, as the stack said then.
     on_destroy = HostStep(
         name="on-destroy", create=run_command(sudo_prefix(user, "on-destroy", "env true"),
                                               step_parameters("on_destroy", inputs), ("on_destroy", "uninstall")),
-        delete=destroy_command(sudo_prefix(user, "on-destroy", "bash -c true"), node.name), triggers=(),
-        scripts=("on_destroy", "uninstall"))
+        delete=destroy_command(sudo_prefix(user, "on-destroy", "bash -c true"), node.name), triggers=())
     steps = {"install": install, "verify": verify, "on_destroy": on_destroy}
     if node.npu_network:
         network = step_parameters("npu_network", inputs)
         steps["npu_network"] = HostStep(
             name="npu-network", create=run_command(sudo_prefix(user, "npu-network", "env true"), network,
                                                    ("npu_network",)), delete=None,
-            triggers=(f"network:{_digest(*network)}", f"script:{step_sha256('npu_network')[:16]}"),
-            scripts=("npu_network",))
+            triggers=(f"network:{_digest(*network)}", f"script:{step_sha256('npu_network')[:16]}"))
     return steps

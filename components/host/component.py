@@ -13,7 +13,7 @@ from pulumi_command import local, remote
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.config.packages import Source
-from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, mirror_login_stdin, node_packages
+from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, mirror_login_stdin
 from components.host.drain_steps import drain_steps
 from components.host.reboot_steps import reboot_wait
 from components.host.step_runner import step_command, step_stdin
@@ -62,13 +62,13 @@ def _verified(stdout: Optional[str]) -> dict:
     return json.loads(lines[-1]) if lines else {}
 
 
-def uploads(spec: StackSpec, node: NodeSpec) -> tuple[str, tuple[tuple[str, str, str], ...]]:
-    """Where the node's installers are staged, and with source `upload` the files its install step sends there."""
+def uploads(spec: StackSpec) -> tuple[str, str]:
+    """Where the nodes' installers are staged, and with source `upload` the local folder the install step sends the
+    node's own ones from ("" otherwise)."""
     if spec.packages.source is not Source.UPLOAD:
-        return DEFAULT_STAGING, ()
+        return DEFAULT_STAGING, ""
     directory = (spec.packages.directory or "").rstrip("/")  # the config requires it with upload
-    staging = f"{UPLOAD_PARENT}/{os.path.basename(directory)}"
-    return staging, tuple((f"{directory}/{pkg.file}", pkg.sha256, staging) for pkg in node_packages(spec, node))
+    return f"{UPLOAD_PARENT}/{os.path.basename(directory)}", directory
 
 
 class AscendHost(pulumi.ComponentResource):
@@ -88,7 +88,7 @@ class AscendHost(pulumi.ComponentResource):
         super().__init__("ascend-npu:index:AscendHost", name, facts, opts)
         self._spec, self._node = spec, node
         after = list(args.after)
-        staging, sent = uploads(spec, node)
+        staging, upload = uploads(spec)
         steps = host_steps(spec, node, staging_dir=staging)
         mirror_login = None
         if spec.mirror_credentials is not None and spec.packages.source is Source.MIRROR:
@@ -98,7 +98,7 @@ class AscendHost(pulumi.ComponentResource):
         if drains is not None:
             self.drain = self._local(f"{name}-drain", drains.drain, None, drains.environment, after)
             first.append(self.drain)
-        self.install = self._step(name, steps["install"], first, uploads=sent, stdin=mirror_login)
+        self.install = self._step(name, steps["install"], first, upload=upload, stdin=mirror_login)
         self.reboot_wait = reboot_wait(name, spec, node, self.install, self.install.stdout, self)
         back = [self.install, *([self.reboot_wait] if self.reboot_wait else [])]
         # The NPU network (RoCE) once the driver is in and the node back: hccn_tool comes with the driver.
@@ -133,10 +133,11 @@ class AscendHost(pulumi.ComponentResource):
                              opts=pulumi.ResourceOptions(parent=self, depends_on=after))
 
     def _step(self, name: str, step: HostStep, after: list, triggers: Optional[list] = None,
-              uploads: tuple = (), stdin: pulumi.Input[str] | None = None, suffix: str = "") -> local.Command:
+              upload: str = "", stdin: pulumi.Input[str] | None = None, suffix: str = "") -> local.Command:
         # No previous output in the environment: an install's output can pass the 128 KiB Linux allows one variable
         # (MAX_ARG_STRLEN), and v1.2.1 adds it by default (provider/pkg/provider/local/commandOutputs.go L88-95).
-        create = step_command(self._spec, self._node, step, uploads)
-        return local.Command(f"{name}-{suffix or step.name}", create=create, stdin=step_stdin(self._spec, stdin),
+        create, environment = step_command(self._spec, self._node, step, upload)
+        return local.Command(f"{name}-{suffix or step.name}", create=create, environment=environment,
+                             stdin=step_stdin(self._spec, stdin),
                              triggers=triggers, add_previous_output_in_env=False,
                              opts=pulumi.ResourceOptions(parent=self, depends_on=after))

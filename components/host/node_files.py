@@ -7,6 +7,7 @@ in place is left as it is: a rerun with nothing new sends nothing and touches no
 """
 from __future__ import annotations
 
+import re
 import shlex
 import tarfile
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from components.host.openssh import Session, Streamed
+from components.host.script_set import STAGED_NAME, STAGED_PARENT, named_scripts
 
 ROOT = '"${ASCEND_ROOT:-}"'
 
@@ -35,6 +37,21 @@ class Staged:
     def remote(self) -> str:
         """Its path on the node, relative to the node's root (no leading slash)."""
         return f"{self.remote_dir.strip('/')}/{Path(self.path).name}"
+
+
+def needed(command: str, scripts: str, upload: str = "") -> list[Staged]:
+    """What COMMAND (a host step's, script_set.run_command) needs on the node: the scripts it names by SHA-256, from
+    the folder SCRIPTS; with UPLOAD, the installers its ASCEND_<KIND>_FILE and _SHA256 name, from that folder into
+    its ASCEND_STAGING."""
+    files = [Staged(f"{scripts}/{step}.sh", digest, f"{STAGED_PARENT}/{STAGED_NAME}")
+             for step, digest in named_scripts(command)]
+    if upload:
+        params = dict(w.split("=", 1) for w in shlex.split(command) if re.match(r"^ASCEND_[A-Z0-9_]+=", w))
+        for key, name in params.items():
+            digest = params.get(key.removesuffix("_FILE") + "_SHA256", "")
+            if key.endswith("_FILE") and digest:
+                files.append(Staged(f"{upload}/{name}", digest, params["ASCEND_STAGING"]))
+    return files
 
 
 def check_command(files: list[Staged]) -> str:

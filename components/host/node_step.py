@@ -1,8 +1,9 @@
-"""`python -m components.host.node_step --step NAME --node NAME ... -- COMMAND`: one host step on its node over ssh.
+"""`python -m components.host.node_step --step NAME --node NAME ... --scripts DIR`: one host step on its node over ssh.
 
 Every host step of a node (install, npu-network, verify, the destroy record) is a local command of the stack that
-runs this: it stages the step's files on the node when they are not there yet, runs COMMAND there and ends, and its
-`ssh` closes its connection with it. A rollout so holds one connection per step running at that moment, where
+runs this, the step's command (script_set.run_command) in its environment (ON_NODE): it stages the files that
+command needs on the node when they are not there yet (node_files.needed), runs it there and ends, and its `ssh`
+closes its connection with it. A rollout so holds one connection per step running at that moment, where
 pulumi-command v1.2.1's remote steps keep every connection open until `up` ends (provider/pkg/provider/remote/
 commandOutputs.go L31-40, connection.go L211-242). Stdin is a JSON object: `key` (the private key; absent with
 --agent) and `stdin` (what COMMAND reads: the mirror login). Exit: COMMAND's code, or 255 when the node was not
@@ -13,14 +14,16 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import os
 import resource
 import sys
 import time
 from typing import Optional
 
-from components.host.node_files import Staged, StageError, stage
+from components.host.node_files import StageError, needed, stage
 from components.host.openssh import Endpoint, Session, Streamed
 
+ON_NODE = "ASCEND_NPU_ON_NODE"
 # Dials of one step: a refused or timed-out connect is tried again after 1, 2, 4, 5, 5 ... s (v1.2.1 tries 10 times).
 DIAL_ATTEMPTS = 10
 FINAL = ("Host key verification failed", "REMOTE HOST IDENTIFICATION HAS CHANGED", "Permission denied",
@@ -82,10 +85,13 @@ def main(argv: list[str]) -> int:
     for name in ("--bastion", "--bastion-user", "--bastion-host-key"):
         parser.add_argument(name)
     parser.add_argument("--agent", action="store_true", help="authenticate with SSH_AUTH_SOCK, not a key on stdin")
-    parser.add_argument("--stage", nargs=3, action="append", default=[], metavar=("FILE", "SHA256", "REMOTE_DIR"),
-                        help="a local file the step needs in REMOTE_DIR on the node, by its SHA-256")
-    parser.add_argument("command", help="what runs on the node")
+    parser.add_argument("--scripts", required=True, help="the folder of this run's rendered scripts")
+    parser.add_argument("--upload", default="", help="packages.directory, for an upload stack's install step")
     args = parser.parse_args(argv)
+    command = os.environ.get(ON_NODE, "")
+    if not command:
+        print(f"[{args.step}] {ON_NODE} is empty: the step's command comes in the environment", file=sys.stderr)
+        return 2
     given = sys.stdin.read()
     secrets = json.loads(given) if given.strip() else {}
     node = endpoint(args.address, args.user, args.host_key)
@@ -96,10 +102,10 @@ def main(argv: list[str]) -> int:
 
     try:
         with Session(node, bastion, None if args.agent else secrets.get("key")) as ssh:
-            files = [Staged(path, digest, remote) for path, digest, remote in args.stage]
+            files = needed(command, args.scripts, args.upload)
             answer = dial(lambda: stage(ssh, files), args.step, args.node, tell) if files else None
             if answer is None or answer.code == 0:
-                answer = dial(lambda: ssh.stream(args.command, secrets.get("stdin")), args.step, args.node, tell)
+                answer = dial(lambda: ssh.stream(command, secrets.get("stdin")), args.step, args.node, tell)
     except StageError as error:
         tell(f"[{args.step}] {error}; nothing on the node was changed")
         return 2

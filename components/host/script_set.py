@@ -136,6 +136,13 @@ def run_command(prefix: str, params: list[tuple[str, str]], steps: tuple[str, ..
     return f"{prefix}env {assignments} bash -c {shlex.quote(_script('run_step.sh'))} ascend-npu {hashes}"
 
 
+def named_scripts(command: str) -> list[tuple[str, str]]:
+    """The (step, SHA-256) pairs a run_command() text takes, from the words after its last `ascend-npu`."""
+    words = shlex.split(command)
+    tail = words[len(words) - words[::-1].index("ascend-npu"):] if "ascend-npu" in words else []
+    return list(zip(tail[::2], tail[1::2]))
+
+
 def destroy_command(prefix: str, node: str) -> str:
     """The on-destroy step's delete: one text for every stack and setting, doing what the node's record says."""
     return f"{prefix}bash -c {shlex.quote(_script('run_destroy.sh'))} ascend-npu {shlex.quote(node)}"

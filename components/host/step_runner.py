@@ -11,9 +11,8 @@ from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.drain.contract import PYTHON
 from components.host.commands import HostStep
-from components.host.script_set import STAGED_NAME, STAGED_PARENT, local_script_set, step_sha256
-
-STAGED_SCRIPTS = f"{STAGED_PARENT}/{STAGED_NAME}"
+from components.host.node_step import ON_NODE
+from components.host.script_set import local_script_set
 
 
 def hostport(host: str, port: int) -> str:
@@ -35,17 +34,15 @@ def endpoint_args(spec: StackSpec, node: NodeSpec) -> list[str]:
     return args
 
 
-def step_command(spec: StackSpec, node: NodeSpec, step: HostStep,
-                 uploads: tuple[tuple[str, str, str], ...] = ()) -> str:
-    """`exec PYTHON -m components.host.node_step ... -- COMMAND`: the step's scripts (and UPLOADS: file, SHA-256,
-    folder on the node) staged, then its command; never the key (it goes on stdin)."""
-    scripts = local_script_set()
-    args = ["--step", step.name, *endpoint_args(spec, node)]
-    for name in step.scripts:
-        args += ["--stage", f"{scripts}/{name}.sh", step_sha256(name), STAGED_SCRIPTS]
-    for upload in uploads:
-        args += ["--stage", *upload]
-    return f"exec {PYTHON} -m components.host.node_step " + " ".join(shlex.quote(a) for a in [*args, "--", step.create])
+def step_command(spec: StackSpec, node: NodeSpec, step: HostStep, upload: str = "") -> tuple[str, dict[str, str]]:
+    """The local command of STEP and its environment: `exec PYTHON -m components.host.node_step ...`, which stages
+    the scripts the step's command names (and with UPLOAD, packages.directory, the installers it names) and runs it;
+    the command itself in the environment, where it needs no second quoting; never the key (it goes on stdin)."""
+    args = ["--step", step.name, *endpoint_args(spec, node), "--scripts", local_script_set()]
+    if upload:
+        args += ["--upload", upload]
+    return f"exec {PYTHON} -m components.host.node_step " + " ".join(shlex.quote(a) for a in args), \
+        {ON_NODE: step.create}
 
 
 def step_stdin(spec: StackSpec, stdin: pulumi.Input[str] | None = None) -> Optional[pulumi.Output[str]]:

@@ -1,5 +1,5 @@
-"""What ascend-npu host steps look like to the engine: commands (remote, or local ones that run a command on the node
-over ssh) and the per-node component."""
+"""What ascend-npu host steps look like to the engine: commands (remote ones, and local ones that run the command in
+their environment on the node over ssh) and the per-node component."""
 from __future__ import annotations
 
 import re
@@ -18,25 +18,20 @@ SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
 def command_text(props: Any) -> str:
-    """Every command string a remote command runs (create, update, delete), joined."""
+    """Every command string a command runs (create, update, delete) and its environment's values (where ascend-npu's
+    local host steps hold the command they run on the node over ssh), joined."""
     p = mapping(props)
-    return "\n".join(str(p.get(k)) for k in ("create", "update", "delete") if isinstance(p.get(k), str))
+    texts = [p.get(k) for k in ("create", "update", "delete")] + list(mapping(p.get("environment")).values())
+    return "\n".join(text for text in texts if isinstance(text, str))
 
 
-def env_parameters(command: str, depth: int = 2) -> dict[str, str]:
-    """`KEY=VALUE` words of an `env K=V ... bash -c RUNNER ...` command (the way ascend-npu passes parameters), also
-    inside a word that is itself such a command (what a local command runs on the node over ssh)."""
+def env_parameters(command: str) -> dict[str, str]:
+    """`KEY=VALUE` words of an `env K=V ... bash -c RUNNER ...` command (the way ascend-npu passes parameters)."""
     try:
         words = shlex.split(command)
     except ValueError:
         return {}
-    found: dict[str, str] = {}
-    for word in words:
-        if re.match(r"^ASCEND_[A-Z0-9_]+=", word):
-            found.update([word.split("=", 1)])
-        elif depth > 1 and " ASCEND_" in word:
-            found.update(env_parameters(word, depth - 1))
-    return found
+    return dict(w.split("=", 1) for w in words if re.match(r"^ASCEND_[A-Z0-9_]+=", w))
 
 
 def host_versions(props: Any) -> Mapping[str, Any]:

@@ -13,8 +13,10 @@ import socket
 import pytest
 
 from components.cluster.common.node_labels import READY
+from components.host.open_files import STEPS_AT_ONCE_PER_NODE
 from tests.e2e import milestones
 from tests.e2e.milestones import CANARY, RENAMED_SECOND, RENAMED_THIRD, SECOND, THIRD
+from tests.e2e.sockets import Peak
 from tests.e2e.world import BEHIND, STACK, World
 
 
@@ -30,7 +32,15 @@ def test_behind_a_bastion_each_node_reboots_after_its_install_and_is_verified_on
     for name in servers:  # from this machine the nodes are reachable through the bastion or not at all
         with pytest.raises(socket.gaierror):
             socket.getaddrinfo(f"{name}.{BEHIND}", world.port)
-    run = world.up()
+    with Peak({"bastion": world.bastion.port, "nodes": world.port}) as connections:
+        run = world.up()
+    # Each step's ssh (and its hop) ends with the step: at most two at once for a wave of one node, where v1.2.1's
+    # remote steps would have kept about five per node open until `up` ended.
+    print(f"e2e: behind the bastion, at once: at most {connections.most['bastion']} connections to the bastion, "
+          f"{connections.most['nodes']} from it to the nodes ({connections.samples} samples)")
+    assert 1 <= connections.most["bastion"] <= STEPS_AT_ONCE_PER_NODE, connections.most
+    assert connections.most["nodes"] <= STEPS_AT_ONCE_PER_NODE, connections.most
+    assert connections.now("bastion") == connections.now("nodes") == 0
     outputs = json.loads(world.pulumi("stack", "output", "nodes", "--json", "--stack", STACK, program=False).out)
     for name, server in servers.items():
         power = world.nodes[server].power

@@ -9,10 +9,12 @@ import pytest
 import yaml
 
 from components.cluster.common.node_labels import ACCELERATOR, READY, RESOURCE_NAMES
+from components.host.open_files import STEPS_AT_ONCE_PER_NODE
 from components.kubeapi.client import wait_for
 from components.plan.stack_plan import plan
 from engine.pulumi_cli import versions
 from tests.e2e.milestones import CANARY, SECOND, THIRD
+from tests.e2e.sockets import Peak
 from tests.e2e.world import NAMESPACE, STACK, World
 
 
@@ -75,7 +77,14 @@ def test_an_ssh_agent_beside_the_stacks_key_is_refused_before_anything_runs(worl
 
 @pytest.mark.milestone("fresh", leaves="installed")
 def test_up_installs_the_hosts_in_waves_then_deploys_the_cluster_layer(world: World, pack: Path):
-    world.up("--policy-pack", str(pack))
+    with Peak({"nodes": world.port}) as connections:
+        world.up("--policy-pack", str(pack))
+    # Each host step's ssh ends with it: one wave of one node holds at most its two steps that can overlap (its
+    # destroy record beside its verify), never one per step run so far, and none is left once `up` ended.
+    print(f"e2e: SSH connections to the nodes at once: at most {connections.most['nodes']} "
+          f"({connections.samples} samples)")
+    assert 1 <= connections.most["nodes"] <= STEPS_AT_ONCE_PER_NODE, connections.most
+    assert connections.now("nodes") == 0
     starts = {name: world.install_starts(name) for name in (CANARY, SECOND, THIRD)}
     assert all(starts.values()), starts
     # maxParallel 1, canary first: each node's installers all ran before the next node's first.

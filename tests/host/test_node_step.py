@@ -35,12 +35,17 @@ def spec_for(node, port: int | None = None, **options):
 def run(spec, step: str = "install", login: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """The step's local command as the provider runs it: `/bin/sh -c`, the program's folder, stdin as the stack
     sends it (the key, and the mirror login for an install)."""
-    staging, sent = uploads(spec, spec.nodes[0])
-    steps = host_steps(spec, spec.nodes[0], staging_dir=staging)
-    command = step_command(spec, spec.nodes[0], steps[step], sent if step == "install" else ())
+    command, environment = local_step(spec, step)
     stdin = json.dumps({"key": spec.ssh_private_key, **({"stdin": login} if login else {})})
     return subprocess.run(["/bin/sh", "-c", command], cwd=REPO, input=stdin, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "ASCEND_NPU_PYTHON": sys.executable})
+                          timeout=timeout, env={**os.environ, **environment, "ASCEND_NPU_PYTHON": sys.executable})
+
+
+def local_step(spec, step: str) -> tuple[str, dict]:
+    """The step's local command and environment, as the component gives them to local.Command."""
+    staging, upload = uploads(spec)
+    steps = host_steps(spec, spec.nodes[0], staging_dir=staging)
+    return step_command(spec, spec.nodes[0], steps[step], upload if step == "install" else "")
 
 
 def connections_to(port: int) -> int:
@@ -132,8 +137,10 @@ def test_a_closed_port_fails_with_the_reason_after_the_retries(node, monkeypatch
     """The runner's own main with fewer dials (the real count waits about 40 s): the words the step fails with."""
     monkeypatch.setattr(node_step, "DIAL_ATTEMPTS", 2)
     spec = spec_for(node, port=free_port())
-    argv = shlex.split(step_command(spec, spec.nodes[0], host_steps(spec, spec.nodes[0])["verify"]))
+    command, environment = local_step(spec, "verify")
+    argv = shlex.split(command)
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"key": spec.ssh_private_key})))
+    monkeypatch.setenv(node_step.ON_NODE, environment[node_step.ON_NODE])
     monkeypatch.chdir(REPO)
     assert node_step.main(argv[argv.index("components.host.node_step") + 1:]) == 255
     said = capsys.readouterr().err
@@ -144,11 +151,10 @@ def test_a_closed_port_fails_with_the_reason_after_the_retries(node, monkeypatch
 def test_a_machine_out_of_open_files_fails_the_step_at_once_saying_so(node):
     """The open-file limit of the shell that runs pulumi, far too low: the step ends with the reason, never hangs."""
     spec = spec_for(node)
-    staging, sent = uploads(spec, spec.nodes[0])
-    command = step_command(spec, spec.nodes[0], host_steps(spec, spec.nodes[0], staging_dir=staging)["install"], sent)
+    command, environment = local_step(spec, "install")
     done = subprocess.run(["prlimit", "--nofile=9:9", "/bin/sh", "-c", command], cwd=REPO,
                           input=json.dumps({"key": spec.ssh_private_key}), capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "ASCEND_NPU_PYTHON": sys.executable})
+                          timeout=60, env={**os.environ, **environment, "ASCEND_NPU_PYTHON": sys.executable})
     assert done.returncode == 255, done.stderr
     assert "[install] node fake-npu-01: this machine ran out of open files starting ssh" in done.stderr, done.stderr
     assert "ulimit -n" in done.stderr and "nothing on the node was changed" in done.stderr
