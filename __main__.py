@@ -4,7 +4,6 @@ import gc
 import pulumi
 
 from components.config.config_source import load_stack_spec
-from components.host.open_files import provider_limit, shortfall
 from components.host.targets import check_targets
 from components.platform import COLLECTOR_PACE, ROOT_NAME, AscendNpuPlatform, AscendNpuPlatformArgs, root_aliases
 
@@ -12,8 +11,6 @@ gc.set_threshold(*COLLECTOR_PACE)
 
 spec = load_stack_spec()
 check_targets()
-if (too_few := shortfall(spec, provider_limit())) is not None:
-    pulumi.log.warn(too_few)
 platform = AscendNpuPlatform(ROOT_NAME, AscendNpuPlatformArgs(spec=spec),
                              opts=pulumi.ResourceOptions(aliases=root_aliases(spec)))
 

@@ -2,10 +2,11 @@
 
 Each host step is a local command whose `ssh` ends with the step (components/host/node_step.py): a rollout holds one
 connection per step running at that moment, at most the engine's --parallel and two per node of the widest wave
-(components/host/open_files.py). What pulumi-command v1.2.1 keeps open until it exits is counted apart: a remote
-Command that runs a command on create keeps its client (provider/pkg/provider/remote/commandOutputs.go L31-40), a
-copy its bastion client (remote/connection.go L211-242, remote/copyController.go L169-173), and each node's destroy,
-a remote Command with a `delete`, its client once it runs. These are counts over the program's resources (run under
+(components/host/open_files.py); a destroy runs one ssh step per node, at most --parallel at once. What
+pulumi-command v1.2.1 keeps open until it exits is counted apart: a remote Command that runs a command on create
+keeps its client (provider/pkg/provider/remote/commandOutputs.go L31-40), a copy its bastion client
+(remote/connection.go L211-242, remote/copyController.go L169-173), and a remote Command with a `delete` its client
+once that runs. These are counts over the program's resources (run under
 the plan's mock engine); tests/e2e measures the sockets of a real rollout. `python -m bench.connections STACK_FILE
 [no-bastion]` prints one JSON line.
 """
@@ -32,20 +33,23 @@ def _plain(value):
     return value.get("value") if isinstance(value, dict) and value.get(SIG_KEY) == SECRET_SIG else value
 
 
-def held(resources: list, peak_steps: int) -> dict:
-    """What the stack's resources hold: left open by an `up` (remote steps that dial on create, copies), at once
-    by its ssh steps (PEAK_STEPS), and left open by a destroy of every node."""
+def held(resources: list, peak_steps: int, parallel: int, bastion: bool) -> dict:
+    """What the stack's resources hold at once: in an `up`, its ssh steps (PEAK_STEPS) and what remote steps that
+    dial on create and copies leave open until it ends; in a destroy of every node, its ssh delete steps (at most
+    PARALLEL) and what remote deletes leave open. Through a BASTION each is also a session there."""
     left_open = sum(1 for r in resources if r.type == COPY or r.type == COMMAND and _plain(r.properties.get("create")))
-    destroys = sum(1 for r in resources if r.type == COMMAND and _plain(r.properties.get("delete")))
+    remote_deletes = sum(1 for r in resources if r.type == COMMAND and _plain(r.properties.get("delete")))
     ssh_steps = sum(1 for r in resources if r.type == LOCAL and NODE_STEP in str(r.properties.get("create")))
-    proxied = any((_plain(r.properties.get("connection")) or {}).get("proxy") for r in resources if r.type == COMMAND)
+    ssh_deletes = sum(1 for r in resources if r.type == LOCAL and NODE_STEP in str(r.properties.get("delete")))
     nodes = sum(r.type == "ascend-npu:index:AscendHost" for r in resources)
     peak = (peak_steps if ssh_steps else 0) + left_open
+    destroy = min(parallel, ssh_deletes) + remote_deletes
     # Without a bastion each connection is a TCP connection from this machine to a node; through one, a connection
     # to the bastion, an SSH session on it and a forwarded connection from it to the node.
     return {"nodes": nodes, "ssh_steps": ssh_steps, "left_open_by_up": left_open, "peak_operator_tcp": peak,
-            "peak_bastion_sessions": peak if proxied else 0, "destroy_held": destroys,
-            "destroy_bastion_sessions": destroys if proxied else 0}
+            "peak_bastion_sessions": peak if bastion else 0, "destroy_ssh_steps": ssh_deletes,
+            "left_open_by_destroy": remote_deletes, "peak_destroy": destroy,
+            "peak_destroy_bastion_sessions": destroy if bastion else 0}
 
 
 def count(stack_file: Path, bastion: bool, parallel: int = 0) -> dict:
@@ -61,7 +65,7 @@ def count(stack_file: Path, bastion: bool, parallel: int = 0) -> dict:
     config = read_stack_config(ROOT, scratch.stem.split(".", 1)[1], scratch)
     peak = peak_connections(spec_from_values(config.values, config.secret_keys), parallel)
     resources = run_program(ROOT / "__main__.py", config.project, config.stack, config.values, config.secret_keys)
-    return {**held(resources, peak), "parallel": parallel}
+    return {**held(resources, peak, parallel, bastion), "parallel": parallel}
 
 
 def measure_connections(stack_file: Path) -> list[dict]:
@@ -84,8 +88,9 @@ def print_connections(rows: list[dict]) -> None:
         print(f"  {row['nodes']} nodes, {row['variant']}, --parallel {row['parallel']}: `up` {row['ssh_steps']} ssh "
               f"steps, at most {row['peak_operator_tcp']} connections from this machine and "
               f"{row['peak_bastion_sessions']} sessions on the bastion at once, {row['left_open_by_up']} left open "
-              f"until it ends; `destroy` of every node {row['destroy_held']} left open "
-              f"({row['destroy_bastion_sessions']} on the bastion)")
+              f"until it ends; `destroy` of every node: {row['destroy_ssh_steps']} ssh steps, at most "
+              f"{row['peak_destroy']} connections ({row['peak_destroy_bastion_sessions']} sessions on the bastion) "
+              f"at once, {row['left_open_by_destroy']} left open")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from components.cluster.values_contract import chart_values
 from components.config.config_source import spec_from_values
 from components.host.commands import node_packages
 from components.host.node_files import needed
-from components.host.node_step import ON_NODE
+from components.host.node_step import ON_DESTROY, ON_NODE
 from components.host.rollout import plan_waves
 from components.host.script_set import step_sha256
 from components.plan.recorder import SECRET_SIG, SIG_KEY, mask
@@ -66,12 +66,12 @@ def expected_host_edges(spec, resources) -> set[tuple[str, str]]:
     for wave in plan_waves(spec.nodes, spec.canaries, spec.rollout.max_parallel):
         for node in (n.name for n in wave):
             first = ["drain"] if drains else []
-            urn = {s: step(resources, node, s).urn for s in first + ["install", "verify", "destroy-record",
+            urn = {s: step(resources, node, s).urn for s in first + ["install", "verify", "destroy",
                                                                       "on-destroy"] + (["uncordon"] if drains else [])}
             edges |= {(urn[s], gate) for s in first + ["install"] for gate in previous}
             edges |= {(urn["install"], urn[s]) for s in first}
-            edges |= {(urn["verify"], urn["install"]), (urn["destroy-record"], urn["install"]),
-                      (urn["on-destroy"], urn["destroy-record"]), (patches[node], urn[last])}
+            edges |= {(urn["verify"], urn["install"]), (urn["destroy"], urn["install"]),
+                      (urn["on-destroy"], urn["destroy"]), (patches[node], urn[last])}
             if drains:  # uncordon after verify, and (deleted first) before on-destroy's uninstall
                 edges |= {(urn["uncordon"], urn["verify"]), (urn["uncordon"], urn["on-destroy"])}
         previous = [step(resources, n.name, last).urn for n in wave]
@@ -117,7 +117,7 @@ def test_every_host_step_is_a_local_ssh_run_that_stages_what_it_needs_and_destro
     nodes = {n.name: n for n in spec.nodes}
     for node in (n for wave in waves for n in wave):
         for name, scripts in (("install", ["install"]), ("verify", ["verify"]),
-                              ("destroy-record", ["on_destroy", "uninstall"])):
+                              ("destroy", ["on_destroy", "uninstall"])):
             command = step(resources, node, name)
             assert command.type == LOCAL and command.properties["addPreviousOutputInEnv"] is False
             words = shlex.split(command.properties["create"])
@@ -134,9 +134,17 @@ def test_every_host_step_is_a_local_ssh_run_that_stages_what_it_needs_and_destro
                 assert runs == sorted(p.file for p in node_packages(spec, nodes[node])) and len(runs) == 5
             else:
                 assert runs == []
-        destroy = step(resources, node, "on-destroy")
-        assert destroy.type == COMMAND and destroy.properties.get("create") is None
-        assert destroy.properties["delete"].endswith(f"ascend-npu {shlex.quote(node)}")
+        # The node's destroy: the record step's delete, over ssh like every step, the command in its environment.
+        destroy = step(resources, node, "destroy")
+        words = shlex.split(destroy.properties["delete"])
+        assert words[words.index("--command-from") + 1] == ON_DESTROY and "--scripts" not in words
+        assert destroy.properties["environment"][ON_DESTROY].endswith(f"ascend-npu {shlex.quote(node)}")
+        # Earlier releases' remote destroy: no command left to run, no key, nothing to dial with.
+        legacy = step(resources, node, "on-destroy")
+        assert legacy.type == COMMAND and legacy.properties.get("create") is None
+        assert legacy.properties.get("delete") is None
+        assert "privateKey" not in legacy.properties["connection"]["value"]
+        assert "proxy" not in legacy.properties["connection"]["value"]
 
 
 def test_wave_k_plus_1_starts_only_after_every_node_of_wave_k_verified_and_uncordoned(graph):
@@ -170,26 +178,33 @@ def test_cost_per_node(graph):
             per_node[resources[r.parent].name] += 1
     nodes = sum(len(w) for w in waves)
     assert len(per_node) == nodes
-    # component, drain, install, verify, destroy-record, on-destroy, uncordon on the host side; the NodePatch is the
+    # component, drain, install, verify, destroy, on-destroy, uncordon on the host side; the NodePatch is the
     # cluster layer's
     assert set(per_node.values()) == {7}
 
 
 def test_connections_are_secret_pin_host_keys_and_never_leak_the_key(graph):
+    """The key travels on the ssh steps' stdin, a secret; the remote command left carries no key at all."""
     stack, resources, _ = graph
     for r in resources.values():
         if r.type.startswith("command:remote:"):
             wrapped = r.properties["connection"]
             assert wrapped[SIG_KEY] == SECRET_SIG, "the whole connection is a secret in the state"
             conn = wrapped["value"]
-            assert conn["hostKey"].startswith("ssh-ed25519 ")
-            if stack == "prod":
-                assert conn["proxy"]["hostKey"].startswith("ssh-ed25519 ") and conn["proxy"]["port"] == 2222
-                assert conn["privateKey"].startswith("[secret")
-            else:
-                assert "privateKey" not in conn
+            assert conn["hostKey"].startswith("ssh-ed25519 ") and "privateKey" not in conn and "proxy" not in conn
             assert mask(r.properties)["connection"] == "[secret]"
-            assert "PRIVATE KEY" not in r.properties.get("create", "")
+        elif r.type == LOCAL and "node_step" in r.properties["create"]:
+            words = shlex.split(r.properties["create"])
+            assert words[words.index("--host-key") + 1].startswith("ssh-ed25519 ")
+            shown = r.properties["create"] + json.dumps(r.properties["environment"])
+            assert "PRIVATE KEY" not in shown
+            if stack == "prod":
+                assert words[words.index("--bastion-host-key") + 1].startswith("ssh-ed25519 ")
+                assert words[words.index("--bastion") + 1].endswith(":2222")
+                assert r.properties["stdin"][SIG_KEY] == SECRET_SIG and mask(r.properties)["stdin"] == "[secret]"
+                assert "--agent" not in words
+            else:
+                assert "--agent" in words and "stdin" not in r.properties
 
 
 def test_every_command_streams_its_output_to_up(graph):
@@ -217,7 +232,7 @@ def test_mirror_login_is_a_secret_on_the_install_stdin_only(tmp_path):
     # What each step's runner reads: the stack's key, and the login for the install step alone (the plan holds
     # placeholders for the secrets' values).
     assert sorted(json.loads(install.properties["stdin"]["value"])) == ["key", "stdin"]
-    for other in ("verify", "destroy-record"):
+    for other in ("verify", "destroy"):
         stdin = step(resources, node, other).properties["stdin"]
         assert stdin[SIG_KEY] == SECRET_SIG and sorted(json.loads(stdin["value"])) == ["key"]
     assert "stdin" not in step(resources, node, "on-destroy").properties

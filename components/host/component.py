@@ -16,7 +16,7 @@ from components.config.packages import Source
 from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, mirror_login_stdin
 from components.host.drain_steps import drain_steps
 from components.host.reboot_steps import reboot_wait
-from components.host.step_runner import step_command, step_stdin
+from components.host.step_runner import destroy_command, step_command, step_stdin
 
 # Uploaded installers land in /var/tmp/<the directory's name>, where pulumi-command v1.2.1's CopyToRemote put them
 # before (provider/pkg/provider/remote/copyController.go); file modes are not kept, so the installers run as
@@ -33,17 +33,9 @@ class AscendHostArgs:
     after: Sequence[pulumi.Resource] = field(default_factory=tuple)
 
 
-def connection(spec: StackSpec, node: NodeSpec) -> remote.ConnectionArgs:
-    """SSH to the node with its pinned host key, through the bastion when there is one: what the node's destroy
-    dials (its remote command)."""
-    ssh, key = spec.ssh, spec.ssh_private_key
-    proxy = None
-    if ssh.bastion is not None:
-        proxy = remote.ProxyConnectionArgs(host=ssh.bastion.host, port=ssh.bastion.port,
-                                           user=ssh.bastion.user or ssh.user, host_key=ssh.bastion.host_key,
-                                           private_key=key)
-    return remote.ConnectionArgs(host=node.address, port=ssh.port, user=ssh.user, host_key=node.host_key,
-                                 private_key=key, proxy=proxy)
+def legacy_connection(spec: StackSpec, node: NodeSpec) -> remote.ConnectionArgs:
+    """The node's address and pin for the remote `-on-destroy` that no longer dials: no key, no bastion."""
+    return remote.ConnectionArgs(host=node.address, port=spec.ssh.port, user=spec.ssh.user, host_key=node.host_key)
 
 
 def host_facts(spec: StackSpec, node: NodeSpec) -> dict:
@@ -78,7 +70,7 @@ class AscendHost(pulumi.ComponentResource):
     reboot_wait: Optional[local.Command]
     npu_network: Optional[local.Command]
     verify: local.Command
-    destroy_record: local.Command
+    destroy: local.Command
     on_destroy: remote.Command
     verified: pulumi.Output[dict]
 
@@ -105,13 +97,15 @@ class AscendHost(pulumi.ComponentResource):
         self.npu_network = self._step(name, steps["npu_network"], back) if "npu_network" in steps else None
         self.verify = self._step(name, steps["verify"], back + ([self.npu_network] if self.npu_network else []),
                                  triggers=list(steps["install"].triggers) + list(steps["verify"].triggers))
-        # What a destroy does is recorded on the node by a step of its own; the destroy itself stays the remote
-        # command older releases stored (its delete text, its URN), which dials nothing on create.
-        self.destroy_record = self._step(name, steps["on_destroy"], [self.install], suffix="destroy-record")
+        # Records on the node what a destroy does there; its delete is that destroy (run_destroy.sh), over ssh too.
+        self.destroy = self._step(name, steps["on_destroy"], [self.install], suffix="destroy", destroy=True)
+        # Earlier releases' destroy, a remote command whose stored delete pulumi-command would replay over a
+        # connection it keeps open until the run ends (remote/commandOutputs.go L31-40): kept under its name with no
+        # command at all, so their stacks' next `up` clears that delete (an update that runs nothing: v1.2.1
+        # commandController.go Update) and no step of it ever dials. Deleted before the destroy above.
         self.on_destroy = remote.Command(
-            f"{name}-on-destroy", connection=connection(spec, node), delete=steps["on_destroy"].delete,
-            add_previous_output_in_env=False,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.destroy_record]))
+            f"{name}-on-destroy", connection=legacy_connection(spec, node), add_previous_output_in_env=False,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.destroy]))
         # The last step of the node: what the next wave and the node's labels wait for. Deleted first when the node
         # leaves (it depends on on-destroy), so the node is drained before anything is uninstalled.
         self.ready: pulumi.Resource = self.verify
@@ -132,12 +126,16 @@ class AscendHost(pulumi.ComponentResource):
         return local.Command(name, create=create, delete=delete, environment=environment,
                              opts=pulumi.ResourceOptions(parent=self, depends_on=after))
 
-    def _step(self, name: str, step: HostStep, after: list, triggers: Optional[list] = None,
-              upload: str = "", stdin: pulumi.Input[str] | None = None, suffix: str = "") -> local.Command:
+    def _step(self, name: str, step: HostStep, after: list, triggers: Optional[list] = None, upload: str = "",
+              stdin: pulumi.Input[str] | None = None, suffix: str = "", destroy: bool = False) -> local.Command:
         # No previous output in the environment: an install's output can pass the 128 KiB Linux allows one variable
         # (MAX_ARG_STRLEN), and v1.2.1 adds it by default (provider/pkg/provider/local/commandOutputs.go L88-95).
         create, environment = step_command(self._spec, self._node, step, upload)
-        return local.Command(f"{name}-{suffix or step.name}", create=create, environment=environment,
+        delete = None
+        if destroy:  # v1.2.1 runs `delete` with the stored environment and stdin (local/commandController.go L93-99)
+            delete, held = destroy_command(self._spec, self._node, step)
+            environment = {**environment, **held}
+        return local.Command(f"{name}-{suffix or step.name}", create=create, delete=delete, environment=environment,
                              stdin=step_stdin(self._spec, stdin),
                              triggers=triggers, add_previous_output_in_env=False,
                              opts=pulumi.ResourceOptions(parent=self, depends_on=after))

@@ -23,7 +23,7 @@ from typing import Optional
 from components.host.node_files import StageError, needed, stage
 from components.host.openssh import Endpoint, Session, Streamed
 
-ON_NODE = "ASCEND_NPU_ON_NODE"
+ON_NODE, ON_DESTROY = "ASCEND_NPU_ON_NODE", "ASCEND_NPU_ON_DESTROY"
 # Dials of one step: a refused or timed-out connect is tried again after 1, 2, 4, 5, 5 ... s (v1.2.1 tries 10 times).
 DIAL_ATTEMPTS = 10
 FINAL = ("Host key verification failed", "REMOTE HOST IDENTIFICATION HAS CHANGED", "Permission denied",
@@ -85,12 +85,14 @@ def main(argv: list[str]) -> int:
     for name in ("--bastion", "--bastion-user", "--bastion-host-key"):
         parser.add_argument(name)
     parser.add_argument("--agent", action="store_true", help="authenticate with SSH_AUTH_SOCK, not a key on stdin")
-    parser.add_argument("--scripts", required=True, help="the folder of this run's rendered scripts")
+    parser.add_argument("--scripts", default="", help="the folder of this run's rendered scripts")
+    parser.add_argument("--command-from", default=ON_NODE, help="the environment variable that holds the command")
     parser.add_argument("--upload", default="", help="packages.directory, for an upload stack's install step")
     args = parser.parse_args(argv)
-    command = os.environ.get(ON_NODE, "")
+    command = os.environ.get(args.command_from, "")
     if not command:
-        print(f"[{args.step}] {ON_NODE} is empty: the step's command comes in the environment", file=sys.stderr)
+        print(f"[{args.step}] {args.command_from} is empty: the step's command comes in the environment",
+              file=sys.stderr)
         return 2
     given = sys.stdin.read()
     secrets = json.loads(given) if given.strip() else {}
@@ -102,8 +104,12 @@ def main(argv: list[str]) -> int:
 
     try:
         with Session(node, bastion, None if args.agent else secrets.get("key")) as ssh:
-            files = needed(command, args.scripts, args.upload)
+            files = needed(command, args.scripts, args.upload) if args.scripts else []
             answer = dial(lambda: stage(ssh, files), args.step, args.node, tell) if files else None
+            if answer is not None and answer.code not in (0, 255):
+                tell(f"[{args.step}] node {args.node}: its files could not be staged in /var/tmp (exit {answer.code}, "
+                     "the line above says why); the step did not run")
+                return answer.code
             if answer is None or answer.code == 0:
                 answer = dial(lambda: ssh.stream(command, secrets.get("stdin")), args.step, args.node, tell)
     except StageError as error:

@@ -11,7 +11,7 @@ from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.drain.contract import PYTHON
 from components.host.commands import HostStep
-from components.host.node_step import ON_NODE
+from components.host.node_step import ON_DESTROY, ON_NODE
 from components.host.script_set import local_script_set
 
 
@@ -43,6 +43,14 @@ def step_command(spec: StackSpec, node: NodeSpec, step: HostStep, upload: str = 
         args += ["--upload", upload]
     return f"exec {PYTHON} -m components.host.node_step " + " ".join(shlex.quote(a) for a in args), \
         {ON_NODE: step.create}
+
+
+def destroy_command(spec: StackSpec, node: NodeSpec, step: HostStep) -> tuple[str, dict[str, str]]:
+    """The local command that runs STEP's `delete` (the node's destroy, run_destroy.sh) on the node, and the
+    environment that holds it; it stages nothing: the record step took the scripts a destroy runs."""
+    args = ["--step", step.name, *endpoint_args(spec, node), "--command-from", ON_DESTROY]
+    return f"exec {PYTHON} -m components.host.node_step " + " ".join(shlex.quote(a) for a in args), \
+        {ON_DESTROY: step.delete or ""}
 
 
 def step_stdin(spec: StackSpec, stdin: pulumi.Input[str] | None = None) -> Optional[pulumi.Output[str]]:

@@ -17,7 +17,7 @@ HOST_STEP_TYPES = ("command:remote:Command", "command:local:Command", "command:r
 HOST_TYPE, LABEL_TYPE = "ascend-npu:index:AscendHost", "kubernetes:core/v1:NodePatch"
 # -scripts and -packages: the copies of earlier releases, still in a stack's state until its next `up`.
 STEP_SUFFIXES = ("-drain", "-scripts", "-packages", "-install", "-reboot-wait", "-npu-network", "-verify",
-                 "-destroy-record", "-on-destroy", "-uncordon")
+                 "-on-destroy", "-destroy", "-uncordon")
 GUIDE = "see docs/day-2.md, Targeted runs"
 COMMANDS = ("up", "update", "preview", "destroy", "refresh", "import")
 

@@ -67,7 +67,7 @@ def test_a_node_removed_keeps_its_software_and_its_npu_pods_loses_its_labels_and
     assert changes == {(op, f"{prefix}{FOURTH}{suffix}") for op, prefix, suffix in (
         ("delete", "ascend-npu-cluster-node-", ""), ("delete", "ascend-npu-", "-verify"),
         ("delete", "ascend-npu-", "-install"), ("delete", "ascend-npu-", ""),
-        ("delete", "ascend-npu-", "-destroy-record"), ("delete", "ascend-npu-", "-on-destroy"),
+        ("delete", "ascend-npu-", "-destroy"), ("delete", "ascend-npu-", "-on-destroy"),
         ("delete", "ascend-npu-", "-drain"), ("delete", "ascend-npu-", "-uncordon"))}, changes
     before = world.install_counts(FIRST_THREE)
     run = world.up()
@@ -113,7 +113,7 @@ def test_a_node_on_a_new_address_gets_its_scripts_and_packages_staged_again(worl
     milestones.write_config(world, "node-moved")  # the server on its new address, its /var/tmp emptied
     node = world.nodes[SECOND]
     changes = work.planned_changes(world.preview().out)
-    assert {("update", f"ascend-npu-{SECOND}-{step}") for step in ("install", "verify", "destroy-record")} <= \
+    assert {("update", f"ascend-npu-{SECOND}-{step}") for step in ("install", "verify", "destroy")} <= \
         changes, changes
     before = world.install_counts(FIRST_THREE)
     world.up()

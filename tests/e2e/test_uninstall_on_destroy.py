@@ -19,7 +19,7 @@ def test_turning_uninstall_on_destroy_on_reruns_no_installer(world: World):
     # The uncordon step's delete now drains the node first (its software goes after it): a new stored line. The
     # destroy record says uninstall; the destroy's own stored text stays as it is.
     assert changes == {("update", f"ascend-npu-{name}-{step}") for name in FIRST_THREE
-                       for step in ("destroy-record", "uncordon")}, changes
+                       for step in ("destroy", "uncordon")}, changes
     before = world.install_counts(FIRST_THREE)
     run = world.up()
     assert world.install_counts(FIRST_THREE) == before

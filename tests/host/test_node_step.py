@@ -18,8 +18,9 @@ from components.host.commands import host_steps, node_packages
 from components.host.component import uploads
 from components.host.node_step import DIAL_ATTEMPTS, dial
 from components.host.openssh import Streamed
-from components.host.step_runner import step_command
+from components.host.step_runner import destroy_command, step_command
 from tests.host.conftest import free_port
+from tests.host.test_host_install import installed
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -159,3 +160,20 @@ def test_a_machine_out_of_open_files_fails_the_step_at_once_saying_so(node):
     assert "[install] node fake-npu-01: this machine ran out of open files starting ssh" in done.stderr, done.stderr
     assert "ulimit -n" in done.stderr and "nothing on the node was changed" in done.stderr
     assert not node.path("/var/tmp/ascend-npu-scripts").exists()
+
+
+def test_the_destroy_step_records_then_its_delete_does_what_the_record_says(node):
+    """Its delete as v1.2.1 runs it: the stored command, environment and stdin (local/commandController.go L93-99)."""
+    spec = spec_for(node, uninstall=True)
+    assert run(spec).returncode == 0
+    assert run(spec, "on_destroy").returncode == 0  # the -destroy step's create: the record
+    staging, _ = uploads(spec)
+    _, environment = local_step(spec, "on_destroy")
+    steps = host_steps(spec, spec.nodes[0], staging_dir=staging)
+    delete, held = destroy_command(spec, spec.nodes[0], steps["on_destroy"])
+    done = subprocess.run(["/bin/sh", "-c", delete], cwd=REPO, input=json.dumps({"key": spec.ssh_private_key}),
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **environment, **held, "ASCEND_NPU_PYTHON": sys.executable})
+    assert done.returncode == 0, done.stderr
+    assert installed(node, "driver") is None and installed(node, "dockerRuntime") is None
+    assert connections_to(node.port) == 0

@@ -1,5 +1,6 @@
-"""A stack that earlier releases rolled out, taken over by this one: the destroy text they stored keeps working, the
-program keeps writing it unchanged, and their remote steps leave the state without running or dialing anything.
+"""A stack that earlier releases rolled out, taken over by this one: the destroy text they stored keeps working and is
+what the node's destroy step still runs, their remote destroy is cleared without running, and their remote steps
+leave the state without running or dialing anything.
 
 The provider calls go to the pulumi-command stand-in over gRPC (engine/command_standin), which follows v1.2.1:
 Update runs `update`, else `create`, and nothing when neither is set; Delete runs nothing without a `delete`; a
@@ -21,8 +22,8 @@ from tests.host.test_host_install import installed
 STORED = yaml.safe_load((Path(__file__).with_name("stored_on_destroy_delete.yaml")).read_text())
 
 
-def test_the_destroy_text_earlier_releases_stored_is_the_one_written_today():
-    """So their `-on-destroy` sees no change of its delete: the stored text stays what runs at destroy."""
+def test_the_destroy_text_earlier_releases_stored_is_the_one_the_destroy_step_runs_today():
+    """A stack destroyed before its next `up` runs the stored text; one destroyed after it runs this one: the same."""
     for user, text in STORED["delete"].items():
         assert destroy_command(sudo_prefix(user, "on-destroy", "bash -c true"), "fake-npu-01") == text, user
 
@@ -31,26 +32,28 @@ def test_the_stored_text_uninstalls_what_todays_destroy_record_says(node):
     spec = node.spec(uninstall=True)
     steps = host_steps(spec, spec.nodes[0])
     assert node.run_step(spec, "install").returncode == 0
-    assert node.run_step(spec, "on_destroy").returncode == 0  # the -destroy-record step's command
+    assert node.run_step(spec, "on_destroy").returncode == 0  # the -destroy step's command
     done = node.run(STORED["delete"]["root"])
     assert done.returncode == 0, done.stderr
     assert steps["on_destroy"].delete == STORED["delete"]["root"]
     assert all(installed(node, kind) is None for kind in ("driver", "firmware", "toolkit", "kernels", "dockerRuntime"))
 
 
-def test_the_old_on_destroy_updated_to_no_create_runs_nothing_and_keeps_its_delete(provider, node, tmp_path):
-    """Its connection points at a closed port: a dial would fail the update."""
+def test_the_old_on_destroy_updated_to_no_command_runs_nothing_and_keeps_no_delete(provider, node, tmp_path):
+    """Its connection points at a closed port: a dial would fail the update. Once updated, its delete runs nothing
+    either: the destroy is the local step's alone."""
     marker = tmp_path / "ran"
     closed = conn(node, free_port(), dialErrorLimit=0)
     olds = {"connection": closed, "create": f"touch {marker}", "delete": STORED["delete"]["root"],
             "addPreviousOutputInEnv": False, "stdout": "", "stderr": ""}
-    news = check(provider, COMMAND, "n-on-destroy", {"connection": closed, "delete": STORED["delete"]["root"],
-                                                     "addPreviousOutputInEnv": False})
+    news = check(provider, COMMAND, "n-on-destroy", {"connection": closed, "addPreviousOutputInEnv": False})
     updated = provider.Update(provider_pb2.UpdateRequest(urn=urn(COMMAND, "n-on-destroy"), id="x", olds=struct(olds),
                                                          news=news, old_inputs=struct(olds)))
     assert not marker.exists()
     kept = dict(updated.properties)
-    assert "create" not in kept and kept["delete"] == STORED["delete"]["root"]
+    assert "create" not in kept and "delete" not in kept
+    provider.Delete(provider_pb2.DeleteRequest(urn=urn(COMMAND, "n-on-destroy"), id="x", properties=updated.properties,
+                                               old_inputs=news))
 
 
 def test_the_old_install_verify_and_copies_are_deleted_without_a_dial(provider, node, tmp_path):
