@@ -12,7 +12,10 @@ from engine.cache import REPO
 
 CHAIN = "ascend-npu:index:AscendNpuPlatform$ascend-npu:index:AscendHost"
 NODE = f"urn:pulumi:prod::ascend-npu::{CHAIN}::ascend-npu-npu-07"
-INSTALL = f"urn:pulumi:prod::ascend-npu::{CHAIN}$command:remote:Command::ascend-npu-npu-07-install"
+INSTALL = f"urn:pulumi:prod::ascend-npu::{CHAIN}$command:local:Command::ascend-npu-npu-07-install"
+# Earlier releases' install step, still in a stack's state until its next `up`.
+OLD_INSTALL = f"urn:pulumi:prod::ascend-npu::{CHAIN}$command:remote:Command::ascend-npu-npu-07-install"
+DESTROY = f"urn:pulumi:prod::ascend-npu::{CHAIN}$command:local:Command::ascend-npu-npu-07-destroy"
 DRAIN = f"urn:pulumi:prod::ascend-npu::{CHAIN}$command:local:Command::ascend-npu-npu-07-drain"
 LABEL = ("urn:pulumi:prod::ascend-npu::ascend-npu:index:AscendNpuPlatform$ascend-npu:index:AscendCluster$"
          "kubernetes:core/v1:NodePatch::ascend-npu-cluster-node-npu-07")
@@ -45,6 +48,9 @@ def test_whole_nodes_and_cluster_objects_may_be_targeted(args):
     (["up", "--target", "**-install", "--target-dependents"], "a pattern can match one of a node's host steps"),
     (["up", "--target", "**npu-07**"], "add --target-dependents"),
     (["up", "--exclude", DRAIN], "leaves a gap in a node's steps"),
+    (["up", "--target", OLD_INSTALL], f"run --target '{NODE}' --target-dependents"),
+    (["up", "--target", DESTROY], f"run --target '{NODE}' --target-dependents"),
+    (["up", "--target", "**-destroy", "--target-dependents"], "a pattern can match one of a node's host steps"),
 ])
 def test_a_step_alone_a_label_or_a_gap_stops_up_naming_what_to_run(args, said):
     message, stop = t.refusal(args)
