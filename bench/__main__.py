@@ -10,6 +10,7 @@ from bench.connections import measure_connections, print_connections
 from bench.host_faults import print_fault_table, run_scenarios
 from bench.host_step_runs import measure_host_runs
 from bench.planning_cost import CRASH_CHECK, figures, measure, print_table
+from bench.real_engine import real_engine_tables
 from bench.synthetic import write_synthetic
 
 
@@ -39,6 +40,7 @@ def main() -> None:
     print("host steps on the fake node over SSH: " + ", ".join(f"{k} {v:.2f} s" if isinstance(v, float) else
                                                                f"{k} {v}" for k, v in host.items()))
     print_fault_table(run_scenarios())
+    real_engine_tables()
     print_chart_cost(measure_chart())
     print(f"bench took {time.perf_counter() - start:.0f} s wall")
 

@@ -7,6 +7,7 @@ repository's `__main__.py` as the program, prints the port on the first line, an
 """
 from __future__ import annotations
 
+import cProfile
 import os
 import runpy
 import signal
@@ -24,8 +25,9 @@ MAX_MESSAGE = 400 * 1024 * 1024
 
 
 def program() -> None:
-    """The project's program, run as `python __main__.py` would run it, then any extra resources."""
-    runpy.run_path(str(REPO / "__main__.py"), run_name="__main__")
+    """The project's program (or the one ASCEND_NPU_PROGRAM names: the bench's bare program), run as `python
+    __main__.py` would run it, then any extra resources."""
+    runpy.run_path(os.environ.get("ASCEND_NPU_PROGRAM") or str(REPO / "__main__.py"), run_name="__main__")
     extra = os.environ.get("ASCEND_NPU_EXTRA_RESOURCES")
     if extra:
         register_extra(Path(extra))
@@ -42,13 +44,28 @@ def register_extra(path: Path) -> None:
         pulumi.CustomResource(doc["type"], doc["name"], doc["properties"])
 
 
+class ProfiledServer(LanguageServer):
+    """The same server, the thread that runs the program and its event loop profiled (cProfile) into the file
+    ASCEND_NPU_PROFILE names: the bench's view of where the program's time goes."""
+
+    def Run(self, request, context):  # noqa: N802 (the protocol's name)
+        profile = cProfile.Profile()
+        profile.enable()
+        try:
+            return super().Run(request, context)
+        finally:
+            profile.disable()
+            profile.dump_stats(os.environ["ASCEND_NPU_PROFILE"])
+
+
 def serve() -> int:
     """Serve on a free loopback port until SIGTERM or SIGINT."""
     sys.path.insert(0, str(REPO))
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4),
                          options=[("grpc.max_receive_message_length", MAX_MESSAGE),
                                   ("grpc.max_send_message_length", MAX_MESSAGE)])
-    language_pb2_grpc.add_LanguageRuntimeServicer_to_server(LanguageServer(program), server)
+    served = ProfiledServer if os.environ.get("ASCEND_NPU_PROFILE") else LanguageServer
+    language_pb2_grpc.add_LanguageRuntimeServicer_to_server(served(program), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     print(port, flush=True)

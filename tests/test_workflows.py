@@ -95,6 +95,15 @@ def test_no_job_can_wait_for_githubs_six_hours_default(name):
         assert 0 < int(default) <= 360, (name, job_name, limit)
 
 
+def test_previews_skip_the_per_step_checkpoints_and_ups_keep_them():
+    """A preview's checkpoints are pure cost (quadratic in resources: bench/real_engine.py); an `up`'s are what an
+    interrupted one is recovered from (docs/day-2.md), so it keeps them."""
+    for name, wanted in (("preview.yml", "true"), ("up.yml", None)):
+        steps = [s for job in yaml.safe_load((WORKFLOWS / name).read_text())["jobs"].values() for s in job["steps"]
+                 if s.get("uses", "").startswith("pulumi/actions")]
+        assert steps and all(s["env"].get("PULUMI_SKIP_CHECKPOINTS") == wanted for s in steps), name
+
+
 @pytest.mark.parametrize("name", ["preview.yml", "up.yml"])
 def test_the_pulumi_steps_get_the_stacks_passphrase(name):
     steps = [s for job in yaml.safe_load((WORKFLOWS / name).read_text())["jobs"].values() for s in job["steps"]

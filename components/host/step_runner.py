@@ -6,6 +6,7 @@ import shlex
 from typing import Optional
 
 import pulumi
+from pulumi.runtime import settings
 
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
@@ -53,10 +54,22 @@ def destroy_command(spec: StackSpec, node: NodeSpec, step: HostStep) -> tuple[st
         {ON_DESTROY: step.delete or ""}
 
 
+# The key-only stdin of the stack being built (by its key and the engine it registers with): the same for every step
+# of every node, so made once.
+_KEY_ONLY: dict[tuple[int, int], pulumi.Output[str]] = {}
+
+
 def step_stdin(spec: StackSpec, stdin: pulumi.Input[str] | None = None) -> Optional[pulumi.Output[str]]:
     """The step's stdin, a secret: the stack's key and what the command reads (the mirror login); None when empty."""
     key = spec.ssh_private_key
     if key is None and stdin is None:
         return None
+    if stdin is None:
+        run = (id(key), id(settings.get_monitor()))
+        if run not in _KEY_ONLY:
+            _KEY_ONLY.clear()
+            _KEY_ONLY[run] = pulumi.Output.secret(pulumi.Output.from_input(key).apply(
+                lambda text: json.dumps({"key": text})))
+        return _KEY_ONLY[run]
     return pulumi.Output.secret(pulumi.Output.all(key, stdin).apply(
         lambda given: json.dumps({name: text for name, text in zip(("key", "stdin"), given) if text})))

@@ -1,0 +1,193 @@
+"""`python -m bench.real_engine [N ...]`: `pulumi preview` of a prod-shaped stack of N nodes through the real CLI.
+
+Each size runs twice under the same CLI, providers, program host and virtualenv, against one local control plane
+(engine/control_plane.py): the program on a synthetic prod-shaped stack (bench/synthetic.py), then a bare program
+that registers as many local commands, no parent, no edge (bench/bare_commands.py). Printed per run: resources,
+wall and CPU seconds (the CLI, its plugins and the program host, all waited for), the largest process's peak
+memory; per size the ratio of the two, and between sizes the growth exponent log(t2/t1)/log(n2/n1). The program is
+served over `--client` by engine/program_host.py, not by the Python language host (not built here).
+"""
+from __future__ import annotations
+
+import json
+import math
+import pstats
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from bench.synthetic import ROOT, synthetic_stack
+from engine.cache import BIN
+from engine.cluster import kwok_stages_dir, prepare
+from engine.command_provider import chosen
+from engine.control_plane import ControlPlane
+from engine.pulumi_cli import ProgramHost, cli_env
+from tests.stacks import PROD_PASSPHRASE
+
+SIZES = (50, 200, 500, 1000)
+STACK = "bench"
+CREATES = re.compile(r"\+ (\d+) to create")
+
+
+def children_cpu() -> tuple[float, int]:
+    """CPU seconds and the largest peak RSS (KiB) of every child process waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def project(work: Path, name: str, config: dict, salt: str = "") -> tuple[Path, dict]:
+    """A project folder (this project's, or with SALT none, the bare program's) and its stack file's content."""
+    folder = work / name
+    folder.mkdir()
+    if salt:
+        shutil.copy(ROOT / "Pulumi.yaml", folder / "Pulumi.yaml")
+    else:
+        (folder / "Pulumi.yaml").write_text("name: bare\nruntime: python\n")
+    (work / f"{name}-state").mkdir()
+    return folder, {"config": config, **({"encryptionsalt": salt} if salt else {})}
+
+
+def preview(folder: Path, stack: dict, env: dict, program: str = "") -> dict:
+    """One `pulumi preview` of the stack in FOLDER, in a process of its own so that its figures are its alone."""
+    cli = str(BIN / "pulumi")
+    subprocess.run([cli, "stack", "init", STACK, "--non-interactive"], cwd=folder, env=env, check=True,
+                   capture_output=True)
+    (folder / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump(stack, sort_keys=False))
+    env = {**env, **({"ASCEND_NPU_PROGRAM": program} if program else {})}
+    done = subprocess.run([sys.executable, "-m", "bench.real_engine", "--one", str(folder), json.dumps(env)],
+                          cwd=ROOT, capture_output=True, text=True)
+    lines = done.stdout.strip().splitlines()
+    return json.loads(lines[-1]) if done.returncode == 0 and lines else {"error": done.stderr.strip()[-300:]}
+
+
+def one(folder: Path, env: dict, extra: tuple[str, ...] = ()) -> dict:
+    """`--one FOLDER ENV`: the preview itself, with the CPU and peak memory of every process it started."""
+    cli = str(BIN / "pulumi")
+    cpu0, _ = children_cpu()
+    start = time.monotonic()
+    with ProgramHost(cwd=folder, env=env) as host:
+        done = subprocess.run([cli, "preview", "--stack", STACK, "--non-interactive", "--client", host.address,
+                               *extra], cwd=folder, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    cpu1, peak = children_cpu()
+    out = done.stdout + done.stderr
+    if done.returncode != 0:
+        return {"error": out.strip().splitlines()[-1] if out.strip() else f"exit {done.returncode}"}
+    found = CREATES.search(out)
+    return {"resources": int(found.group(1)) if found else 0, "wall_s": wall, "cpu_s": cpu1 - cpu0,
+            "peak_mib": peak / 1024}
+
+
+def measure(sizes: tuple[int, ...], work: Path, extra_env: dict[str, str]) -> list[dict]:
+    plane = ControlPlane(work / "cluster")
+    plane.start(kwok_stages_dir())
+    rows = []
+    try:
+        prepare(plane.kube())
+        for nodes in sizes:
+            stack = synthetic_stack(nodes)
+            stack["config"]["ascend-npu:cluster"]["kubeContext"] = plane.context
+            folder, doc = project(work, f"program-{nodes}", stack["config"], stack["encryptionsalt"])
+            env = {**cli_env(work / f"program-{nodes}-state", PROD_PASSPHRASE, plane.kubeconfig), **extra_env}
+            program = preview(folder, doc, env)
+            count = program.get("resources", 0)
+            # As many resources as the program's, its stack resource included.
+            folder, doc = project(work, f"bare-{nodes}", {"bare:count": str(max(count - 1, 1))})
+            env = {**cli_env(work / f"bare-{nodes}-state", PROD_PASSPHRASE, plane.kubeconfig), **extra_env}
+            bare = preview(folder, doc, env, str(ROOT / "bench" / "bare_commands.py"))
+            rows.append({"nodes": nodes, "program": program, "bare": bare})
+            print_row(rows[-1], rows[-2] if len(rows) > 1 else None)
+    finally:
+        plane.stop()
+    return rows
+
+
+def profile(nodes: int, work: Path, top: int = 20) -> None:
+    """`--profile N`: the program's preview at N nodes with the CLI's own profiles (`--profiling`, Go pprof) and the
+    program host's (cProfile); the top entries of each."""
+    plane = ControlPlane(work / "cluster")
+    plane.start(kwok_stages_dir())
+    try:
+        prepare(plane.kube())
+        stack = synthetic_stack(nodes)
+        stack["config"]["ascend-npu:cluster"]["kubeContext"] = plane.context
+        folder, doc = project(work, f"program-{nodes}", stack["config"], stack["encryptionsalt"])
+        env = cli_env(work / f"program-{nodes}-state", PROD_PASSPHRASE, plane.kubeconfig)
+        subprocess.run([str(BIN / "pulumi"), "stack", "init", STACK, "--non-interactive"], cwd=folder, env=env,
+                       check=True, capture_output=True)
+        (folder / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+        figures = one(folder, {**env, "ASCEND_NPU_PROFILE": str(work / "program.prof")},
+                      ("--profiling", str(work / "cli")))
+    finally:
+        plane.stop()
+    print(f"{nodes} nodes: {json.dumps(figures)}")
+    print(f"\nthe program host's thread (cProfile), top {top} by own time:")
+    pstats.Stats(str(work / "program.prof")).sort_stats("tottime").print_stats(top)
+    cpu = next(work.glob("cli.*.cpu"))
+    print(f"the CLI and engine (pprof {cpu.name}), top {top}:")
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    subprocess.run([go, "tool", "pprof", "-top", f"-nodecount={top}", str(BIN / "pulumi"), str(cpu)])
+
+
+def exponent(a: dict, b: dict, side: str) -> str:
+    try:
+        return f"{math.log(b[side]['wall_s'] / a[side]['wall_s']) / math.log(b['nodes'] / a['nodes']):.2f}"
+    except (KeyError, ValueError, ZeroDivisionError):
+        return "-"
+
+
+def print_row(row: dict, before: dict | None) -> None:
+    program, bare = row["program"], row["bare"]
+    if "error" in program or "error" in bare:
+        print(f"  {row['nodes']} nodes: error: {program.get('error') or bare.get('error')}", flush=True)
+        return
+    growth = f", growth from {before['nodes']}: program {exponent(before, row, 'program')}, bare " \
+             f"{exponent(before, row, 'bare')}" if before else ""
+    print(f"  {row['nodes']:>5} nodes, {program['resources']:>6} resources: program {program['wall_s']:7.1f} s wall "
+          f"{program['cpu_s']:7.1f} s CPU {program['peak_mib']:6.0f} MiB; bare {bare['wall_s']:7.1f} s wall "
+          f"{bare['cpu_s']:7.1f} s CPU {bare['peak_mib']:6.0f} MiB; ratio {program['wall_s'] / bare['wall_s']:.2f}"
+          f"{growth}", flush=True)
+
+
+def real_engine_tables() -> None:
+    """`make bench`'s part: every size with PULUMI_SKIP_CHECKPOINTS=true (as the pull-request check previews), and
+    the two smallest without it (the engine's default, quadratic in resources)."""
+    main([str(n) for n in SIZES] + ["--skip-checkpoints"])
+    main([str(n) for n in SIZES[:2]])
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--one"]:
+        print(json.dumps(one(Path(argv[1]), json.loads(argv[2]))))
+        return 0
+    if argv[:1] == ["--profile"]:  # --profile N [FOLDER]: FOLDER keeps the profiles
+        if len(argv) > 2:
+            Path(argv[2]).mkdir(parents=True, exist_ok=True)
+            profile(int(argv[1]), Path(argv[2]))
+            return 0
+        with tempfile.TemporaryDirectory() as tmp:
+            profile(int(argv[1]), Path(tmp))
+        return 0
+    # --skip-checkpoints: the engine saves the state once at the end instead of after every step (pulumi
+    # sdk/go/common/env/env.go SkipCheckpoints; pkg/backend/snapshot.go unsafeServiceLoop).
+    extra_env = {"PULUMI_SKIP_CHECKPOINTS": "true"} if "--skip-checkpoints" in argv else {}
+    sizes = tuple(int(a) for a in argv if a.isdigit()) or SIZES
+    provider = chosen()
+    kind = "the stand-in" if provider.is_standin else "from ASCEND_NPU_COMMAND_PROVIDER"
+    print(f"`pulumi preview` through the real CLI ({BIN / 'pulumi'}); command provider ({kind}) {provider.binary} "
+          f"sha256 {provider.sha256[:16]}; program served over --client (engine/program_host.py)"
+          f"{'; PULUMI_SKIP_CHECKPOINTS=true' if extra_env else ''}:", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        measure(sizes, Path(tmp), extra_env)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,27 @@
+"""`make bench`'s real-engine part at a toy size, so that its harness runs wherever the engine is built: both previews
+through the real CLI against a control plane of their own, as many resources on each side, and the figures printed.
+It asserts no time (the bench measures, tests do not)."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from engine.cache import REPO
+from tests.e2e.lab import Lab
+
+ROW = re.compile(r"^\s+(\d+) nodes,\s+(\d+) resources: program .* bare .* ratio [0-9.]+", re.MULTILINE)
+
+
+@pytest.mark.milestone("fresh")
+def test_the_real_engine_bench_runs_both_programs_at_a_toy_size(lab: Lab):
+    done = subprocess.run([sys.executable, "-m", "bench.real_engine", "3", "6", "--skip-checkpoints"], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = ROW.findall(done.stdout)
+    assert [int(nodes) for nodes, _ in rows] == [3, 6], done.stdout[-3000:]
+    assert int(rows[1][1]) > int(rows[0][1]) > 0
+    assert "growth from 3: program" in done.stdout and "error" not in done.stdout
+    assert "PULUMI_SKIP_CHECKPOINTS=true" in done.stdout and "command provider (" in done.stdout
