@@ -23,13 +23,12 @@ from pathlib import Path
 
 import yaml
 
-from bench.synthetic import ROOT, synthetic_stack
+from bench.synthetic import PASSPHRASE, ROOT, synthetic_stack
 from engine.cache import BIN
 from engine.cluster import kwok_stages_dir, prepare
 from engine.command_provider import chosen
 from engine.control_plane import ControlPlane
 from engine.pulumi_cli import ProgramHost, cli_env
-from tests.stacks import PROD_PASSPHRASE
 
 SIZES = (50, 200, 500, 1000)
 STACK = "bench"
@@ -95,12 +94,12 @@ def measure(sizes: tuple[int, ...], work: Path, extra_env: dict[str, str]) -> li
             stack = synthetic_stack(nodes)
             stack["config"]["ascend-npu:cluster"]["kubeContext"] = plane.context
             folder, doc = project(work, f"program-{nodes}", stack["config"], stack["encryptionsalt"])
-            env = {**cli_env(work / f"program-{nodes}-state", PROD_PASSPHRASE, plane.kubeconfig), **extra_env}
+            env = {**cli_env(work / f"program-{nodes}-state", PASSPHRASE, plane.kubeconfig), **extra_env}
             program = preview(folder, doc, env)
             count = program.get("resources", 0)
             # As many resources as the program's, its stack resource included.
             folder, doc = project(work, f"bare-{nodes}", {"bare:count": str(max(count - 1, 1))})
-            env = {**cli_env(work / f"bare-{nodes}-state", PROD_PASSPHRASE, plane.kubeconfig), **extra_env}
+            env = {**cli_env(work / f"bare-{nodes}-state", PASSPHRASE, plane.kubeconfig), **extra_env}
             bare = preview(folder, doc, env, str(ROOT / "bench" / "bare_commands.py"))
             rows.append({"nodes": nodes, "program": program, "bare": bare})
             print_row(rows[-1], rows[-2] if len(rows) > 1 else None)
@@ -119,7 +118,7 @@ def profile(nodes: int, work: Path, top: int = 20) -> None:
         stack = synthetic_stack(nodes)
         stack["config"]["ascend-npu:cluster"]["kubeContext"] = plane.context
         folder, doc = project(work, f"program-{nodes}", stack["config"], stack["encryptionsalt"])
-        env = cli_env(work / f"program-{nodes}-state", PROD_PASSPHRASE, plane.kubeconfig)
+        env = cli_env(work / f"program-{nodes}-state", PASSPHRASE, plane.kubeconfig)
         subprocess.run([str(BIN / "pulumi"), "stack", "init", STACK, "--non-interactive"], cwd=folder, env=env,
                        check=True, capture_output=True)
         (folder / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))

@@ -7,6 +7,8 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+# The example passphrase Pulumi.prod.yaml's secrets were made with (docs/stack-config.md), so a synthetic stack's too.
+PASSPHRASE = "ascend-npu-example"
 
 
 def synthetic_stack(nodes: int) -> dict:

@@ -8,11 +8,13 @@ from typing import Any
 
 import yaml
 
+from bench.synthetic import PASSPHRASE
+
 ROOT = Path(__file__).resolve().parents[1]
 STEP = re.compile(r"\.?([A-Za-z0-9_-]+)|\[(\d+)\]")
 
 
-PROD_PASSPHRASE = "ascend-npu-example"  # the example passphrase Pulumi.prod.yaml's secrets were made with
+PROD_PASSPHRASE = PASSPHRASE  # the example passphrase Pulumi.prod.yaml's secrets were made with
 
 
 def seal(text: str, salt_state: str, passphrase: str = PROD_PASSPHRASE) -> str:
