@@ -2,7 +2,7 @@
 
 Each host step is a local command whose `ssh` ends with the step (components/host/node_step.py): a rollout holds one
 connection per step running at that moment, at most the engine's --parallel and two per node of the widest wave
-(components/host/open_files.py); a destroy runs one ssh step per node, at most --parallel at once. What
+(components/host/rollout.py); a destroy runs one ssh step per node, at most --parallel at once. What
 pulumi-command v1.2.1 keeps open until it exits is counted apart: a remote Command that runs a command on create
 keeps its client (provider/pkg/provider/remote/commandOutputs.go L31-40), a copy its bastion client
 (remote/connection.go L211-242, remote/copyController.go L169-173), and a remote Command with a `delete` its client
@@ -21,7 +21,7 @@ import yaml
 
 from bench.synthetic import ROOT
 from components.config.config_source import spec_from_values
-from components.host.open_files import default_parallel, peak_connections
+from components.host.rollout import default_parallel, peak_connections
 from components.plan.recorder import SECRET_SIG, SIG_KEY, run_program
 from components.plan.stack_files import read_stack_config
 
@@ -63,7 +63,8 @@ def count(stack_file: Path, bastion: bool, parallel: int = 0) -> dict:
     scratch = stack_file.with_name(stack_file.stem + (".bastion" if bastion else ".direct") + ".yaml")
     scratch.write_text(yaml.safe_dump(stack, sort_keys=False))
     config = read_stack_config(ROOT, scratch.stem.split(".", 1)[1], scratch)
-    peak = peak_connections(spec_from_values(config.values, config.secret_keys), parallel)
+    spec = spec_from_values(config.values, config.secret_keys)
+    peak = peak_connections(spec.nodes, spec.canaries, spec.rollout.max_parallel, parallel)
     resources = run_program(ROOT / "__main__.py", config.project, config.stack, config.values, config.secret_keys)
     return {**held(resources, peak, parallel, bastion), "parallel": parallel}
 

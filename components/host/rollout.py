@@ -1,6 +1,8 @@
-"""Rollout order: canaries first, then waves of at most `maxParallel` nodes, each gated on the one before."""
+"""Rollout order: canaries first, then waves of at most `maxParallel` nodes, each gated on the one before; and the
+SSH connections such a rollout holds at once."""
 from __future__ import annotations
 
+import os
 from itertools import groupby
 from typing import Callable, Sequence, TypeVar
 
@@ -14,6 +16,9 @@ from pulumi.resource import DependencyResource
 from components.config.hosts import NodeSpec
 
 Item = TypeVar("Item")
+# A node's host steps that can run at the same moment: after its install, its destroy step (the record) beside its
+# reboot wait, npu-network or verify (components/host/component.py); its other steps wait for one another.
+STEPS_AT_ONCE_PER_NODE = 2
 # Builds one wave's resources, each first step depending on `after`; returns the wave's gates (its last steps).
 WaveBuilder = Callable[[Sequence[Item], list[pulumi.Resource]], list[pulumi.Resource]]
 
@@ -69,3 +74,17 @@ def gate_waves(waves: Sequence[Sequence[Item]], build_wave: WaveBuilder) -> pulu
             gates = build_wave(wave, [DependencyResource(urn) for urn in urns])
 
     return pulumi.Output.from_input(later_waves())
+
+
+def default_parallel() -> int:
+    """`pulumi up`'s default --parallel: 4 x the CPUs (pulumi pkg/cmd/pulumi/operations/up.go L71-88)."""
+    return 4 * (os.cpu_count() or 1)
+
+
+def peak_connections(nodes: tuple[NodeSpec, ...], canaries: tuple[str, ...], max_parallel: int,
+                     parallel: int) -> int:
+    """SSH connections a rollout holds at once: one per host step running (node_step.py: its ssh ends with it), so
+    at most the engine's --parallel and two per node of the widest wave. A destroy runs one step per node, at most
+    --parallel at once."""
+    widest = max((len(wave) for wave in plan_waves(nodes, canaries, max_parallel)), default=0)
+    return min(parallel, STEPS_AT_ONCE_PER_NODE * widest)

@@ -13,7 +13,7 @@ import socket
 import pytest
 
 from components.cluster.common.node_labels import READY
-from components.host.open_files import STEPS_AT_ONCE_PER_NODE
+from components.host.rollout import STEPS_AT_ONCE_PER_NODE
 from tests.e2e import milestones
 from tests.e2e.milestones import CANARY, RENAMED_SECOND, RENAMED_THIRD, SECOND, THIRD
 from tests.e2e.sockets import Peak

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from components.cluster.common.node_labels import ACCELERATOR, READY, RESOURCE_NAMES
-from components.host.open_files import STEPS_AT_ONCE_PER_NODE
+from components.host.rollout import STEPS_AT_ONCE_PER_NODE
 from components.kubeapi.client import wait_for
 from components.plan.stack_plan import plan
 from engine.pulumi_cli import versions

@@ -1,11 +1,11 @@
-"""The bound of a rollout's SSH connections at once."""
+"""The bound of a rollout's SSH connections at once (components/host/rollout.py peak_connections)."""
 from __future__ import annotations
 
 import yaml
 
 from bench.synthetic import write_synthetic
 from components.config.config_source import spec_from_values
-from components.host.open_files import peak_connections
+from components.host.rollout import peak_connections
 from components.plan.stack_files import read_stack_config
 from tests.stacks import ROOT
 
@@ -24,4 +24,5 @@ def spec_of(path, bastion: bool):
 def test_a_rollout_holds_no_more_than_parallel_nor_two_per_node_of_a_wave(tmp_path):
     spec = spec_of(write_synthetic(1000, tmp_path), True)
     assert spec.rollout.max_parallel == 8
-    assert [peak_connections(spec, parallel) for parallel in (4, 8, 16, 1000)] == [4, 8, 16, 16]
+    bound = [peak_connections(spec.nodes, spec.canaries, spec.rollout.max_parallel, p) for p in (4, 8, 16, 1000)]
+    assert bound == [4, 8, 16, 16]
