@@ -9,6 +9,7 @@ served over `--client` by engine/program_host.py, not by the Python language hos
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import pstats
@@ -19,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -53,12 +55,37 @@ def project(work: Path, name: str, config: dict, salt: str = "") -> tuple[Path, 
     return folder, {"config": config, **({"encryptionsalt": salt} if salt else {})}
 
 
-def preview(folder: Path, stack: dict, env: dict, program: str = "") -> dict:
-    """One `pulumi preview` of the stack in FOLDER, in a process of its own so that its figures are its alone."""
-    cli = str(BIN / "pulumi")
-    subprocess.run([cli, "stack", "init", STACK, "--non-interactive"], cwd=folder, env=env, check=True,
-                   capture_output=True)
+def init_stack(folder: Path, stack: dict, env: dict) -> None:
+    """The stack in FOLDER's own backend, its file then replaced by STACK (the synthetic salt and secrets)."""
+    subprocess.run([str(BIN / "pulumi"), "stack", "init", STACK, "--non-interactive"], cwd=folder, env=env,
+                   check=True, capture_output=True)
     (folder / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump(stack, sort_keys=False))
+
+
+def program_stack(work: Path, nodes: int, plane: ControlPlane, extra_env: dict[str, str]) -> tuple[Path, dict]:
+    """The prod-shaped stack of NODES nodes on PLANE, initialised; its folder and the CLI's environment."""
+    stack = synthetic_stack(nodes)
+    stack["config"]["ascend-npu:cluster"]["kubeContext"] = plane.context
+    folder, doc = project(work, f"program-{nodes}", stack["config"], stack["encryptionsalt"])
+    env = {**cli_env(work / f"program-{nodes}-state", PASSPHRASE, plane.kubeconfig), **extra_env}
+    init_stack(folder, doc, env)
+    return folder, env
+
+
+@contextlib.contextmanager
+def control_plane(work: Path) -> Iterator[ControlPlane]:
+    """A local cluster for the run, stopped whatever happens."""
+    plane = ControlPlane(work / "cluster")
+    plane.start(kwok_stages_dir())
+    try:
+        prepare(plane.kube())
+        yield plane
+    finally:
+        plane.stop()
+
+
+def preview(folder: Path, env: dict, program: str = "") -> dict:
+    """One `pulumi preview` of the stack in FOLDER, in a process of its own so that its figures are its alone."""
     env = {**env, **({"ASCEND_NPU_PROGRAM": program} if program else {})}
     done = subprocess.run([sys.executable, "-m", "bench.real_engine", "--one", str(folder), json.dumps(env)],
                           cwd=ROOT, capture_output=True, text=True)
@@ -85,47 +112,28 @@ def one(folder: Path, env: dict, extra: tuple[str, ...] = ()) -> dict:
 
 
 def measure(sizes: tuple[int, ...], work: Path, extra_env: dict[str, str]) -> list[dict]:
-    plane = ControlPlane(work / "cluster")
-    plane.start(kwok_stages_dir())
-    rows = []
-    try:
-        prepare(plane.kube())
+    rows: list[dict] = []
+    with control_plane(work) as plane:
         for nodes in sizes:
-            stack = synthetic_stack(nodes)
-            stack["config"]["ascend-npu:cluster"]["kubeContext"] = plane.context
-            folder, doc = project(work, f"program-{nodes}", stack["config"], stack["encryptionsalt"])
-            env = {**cli_env(work / f"program-{nodes}-state", PASSPHRASE, plane.kubeconfig), **extra_env}
-            program = preview(folder, doc, env)
+            program = preview(*program_stack(work, nodes, plane, extra_env))
             count = program.get("resources", 0)
             # As many resources as the program's, its stack resource included.
             folder, doc = project(work, f"bare-{nodes}", {"bare:count": str(max(count - 1, 1))})
             env = {**cli_env(work / f"bare-{nodes}-state", PASSPHRASE, plane.kubeconfig), **extra_env}
-            bare = preview(folder, doc, env, str(ROOT / "bench" / "bare_commands.py"))
+            init_stack(folder, doc, env)
+            bare = preview(folder, env, str(ROOT / "bench" / "bare_commands.py"))
             rows.append({"nodes": nodes, "program": program, "bare": bare})
             print_row(rows[-1], rows[-2] if len(rows) > 1 else None)
-    finally:
-        plane.stop()
     return rows
 
 
 def profile(nodes: int, work: Path, top: int = 20) -> None:
     """`--profile N`: the program's preview at N nodes with the CLI's own profiles (`--profiling`, Go pprof) and the
     program host's (cProfile); the top entries of each."""
-    plane = ControlPlane(work / "cluster")
-    plane.start(kwok_stages_dir())
-    try:
-        prepare(plane.kube())
-        stack = synthetic_stack(nodes)
-        stack["config"]["ascend-npu:cluster"]["kubeContext"] = plane.context
-        folder, doc = project(work, f"program-{nodes}", stack["config"], stack["encryptionsalt"])
-        env = cli_env(work / f"program-{nodes}-state", PASSPHRASE, plane.kubeconfig)
-        subprocess.run([str(BIN / "pulumi"), "stack", "init", STACK, "--non-interactive"], cwd=folder, env=env,
-                       check=True, capture_output=True)
-        (folder / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    with control_plane(work) as plane:
+        folder, env = program_stack(work, nodes, plane, {})
         figures = one(folder, {**env, "ASCEND_NPU_PROFILE": str(work / "program.prof")},
                       ("--profiling", str(work / "cli")))
-    finally:
-        plane.stop()
     print(f"{nodes} nodes: {json.dumps(figures)}")
     print(f"\nthe program host's thread (cProfile), top {top} by own time:")
     pstats.Stats(str(work / "program.prof")).sort_stats("tottime").print_stats(top)

@@ -21,19 +21,13 @@ import time
 from typing import Optional
 
 from components.host.node_files import StageError, needed, stage
-from components.host.openssh import Endpoint, Session, Streamed
+from components.host.openssh import Session, Streamed, add_endpoint_arguments, endpoints
 
 ON_NODE, ON_DESTROY = "ASCEND_NPU_ON_NODE", "ASCEND_NPU_ON_DESTROY"
 # Dials of one step: a refused or timed-out connect is tried again after 1, 2, 4, 5, 5 ... s (v1.2.1 tries 10 times).
 DIAL_ATTEMPTS = 10
 FINAL = ("Host key verification failed", "REMOTE HOST IDENTIFICATION HAS CHANGED", "Permission denied",
          "no matching host key type", "Too many authentication failures")
-
-
-def endpoint(text: str, user: str, key: str) -> Endpoint:
-    """`HOST:PORT` (`[V6]:PORT`) as an Endpoint."""
-    host, _, port = text.rpartition(":")
-    return Endpoint(host.strip("[]"), int(port), user, key)
 
 
 def reached(answer: Streamed) -> bool:
@@ -80,11 +74,8 @@ def local_failure(error: OSError) -> str:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m components.host.node_step")
-    for name in ("--step", "--node", "--address", "--user", "--host-key"):
-        parser.add_argument(name, required=True)
-    for name in ("--bastion", "--bastion-user", "--bastion-host-key"):
-        parser.add_argument(name)
-    parser.add_argument("--agent", action="store_true", help="authenticate with SSH_AUTH_SOCK, not a key on stdin")
+    parser.add_argument("--step", required=True)
+    add_endpoint_arguments(parser)
     parser.add_argument("--scripts", default="", help="the folder of this run's rendered scripts")
     parser.add_argument("--command-from", default=ON_NODE, help="the environment variable that holds the command")
     parser.add_argument("--upload", default="", help="packages.directory, for an upload stack's install step")
@@ -96,8 +87,7 @@ def main(argv: list[str]) -> int:
         return 2
     given = sys.stdin.read()
     secrets = json.loads(given) if given.strip() else {}
-    node = endpoint(args.address, args.user, args.host_key)
-    bastion = endpoint(args.bastion, args.bastion_user, args.bastion_host_key) if args.bastion else None
+    node, bastion = endpoints(args)
 
     def tell(text: str) -> None:
         print(text, file=sys.stderr, flush=True)

@@ -9,6 +9,7 @@ this process (PR_SET_PDEATHSIG), as a killed local command's children must.
 """
 from __future__ import annotations
 
+import argparse
 import ctypes
 import os
 import shlex
@@ -74,6 +75,27 @@ def cause(stderr: str) -> str:
     hop = [line for line in lines if HOP_FAILED in line]
     causes = hop or [line for line in lines if not line.startswith(CLOSED)] or lines
     return causes[-1] if causes else ""
+
+
+def add_endpoint_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags step_runner.endpoint_args writes: the node, its bastion, `--agent` without a key on stdin."""
+    for name in ("--node", "--address", "--user", "--host-key"):
+        parser.add_argument(name, required=True)
+    for name in ("--bastion", "--bastion-user", "--bastion-host-key"):
+        parser.add_argument(name)
+    parser.add_argument("--agent", action="store_true", help="authenticate with SSH_AUTH_SOCK, not a key on stdin")
+
+
+def endpoint(text: str, user: str, key: str) -> Endpoint:
+    """`HOST:PORT` (`[V6]:PORT`) as an Endpoint."""
+    host, _, port = text.rpartition(":")
+    return Endpoint(host.strip("[]"), int(port), user, key)
+
+
+def endpoints(args: argparse.Namespace) -> tuple[Endpoint, Optional[Endpoint]]:
+    """The node and its bastion (None without one) from those flags."""
+    bastion = endpoint(args.bastion, args.bastion_user, args.bastion_host_key) if args.bastion else None
+    return endpoint(args.address, args.user, args.host_key), bastion
 
 
 def known_host(end: Endpoint) -> str:

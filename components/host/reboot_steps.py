@@ -17,7 +17,9 @@ from components.host.step_runner import endpoint_args
 def wait_command(spec: StackSpec, node: NodeSpec) -> str:
     """The shell line of NODE's wait: where to dial, the pins, the bound; never the key (it goes on stdin)."""
     args = endpoint_args(spec, node)
-    args[8:8] = ["--timeout", str(spec.rollout.reboot_timeout)]  # where earlier releases wrote it: no diff
+    # Right after the node's pin, where earlier releases wrote it: the stored command stays the same, no diff.
+    after_pin = args.index("--host-key") + 2
+    args[after_pin:after_pin] = ["--timeout", str(spec.rollout.reboot_timeout)]
     return f"exec {PYTHON} -m components.host.reboot_wait " + " ".join(shlex.quote(a) for a in args)
 
 

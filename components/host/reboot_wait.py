@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timezone
 from typing import Callable, Optional
 
-from components.host.openssh import Answer, Endpoint, Session
+from components.host.openssh import Answer, Session, add_endpoint_arguments, endpoints
 
 REBOOT_FROM_ENV = "ASCEND_NPU_REBOOT_FROM"
 # The install step's line when it reboots the node (install.sh finish): the boot it leaves follows `from boot`.
@@ -84,18 +84,10 @@ def wait(ssh: Callable[[float], Answer], node: str, before: str, timeout: float,
         sleep(min(POLL, max(0.0, timeout - spent)))
 
 
-def endpoint(text: str, user: str, key: str) -> Endpoint:
-    host, _, port = text.rpartition(":")
-    return Endpoint(host.strip("[]"), int(port), user, key)
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m components.host.reboot_wait")
-    for name in ("--node", "--address", "--user", "--host-key", "--timeout"):
-        parser.add_argument(name, required=True)
-    for name in ("--bastion", "--bastion-user", "--bastion-host-key"):
-        parser.add_argument(name)
-    parser.add_argument("--agent", action="store_true", help="authenticate with SSH_AUTH_SOCK, not a key on stdin")
+    add_endpoint_arguments(parser)
+    parser.add_argument("--timeout", required=True)
     args = parser.parse_args(argv)
     before = os.environ.get(REBOOT_FROM_ENV, "")
 
@@ -106,8 +98,7 @@ def main(argv: list[str]) -> int:
     if not before:
         tell("the install step rebooted nothing; nothing to wait for")
         return 0
-    node = endpoint(args.address, args.user, args.host_key)
-    bastion = endpoint(args.bastion, args.bastion_user, args.bastion_host_key) if args.bastion else None
+    node, bastion = endpoints(args)
     key = None if args.agent else sys.stdin.read()
     tell(f"rebooted from boot {before}; waiting at most {args.timeout} s for it to come back"
          + (f" (through the bastion {bastion.host})" if bastion else ""))
