@@ -1,11 +1,11 @@
 """`python -m components.host.node_step --step NAME --node NAME ... --scripts DIR`: one host step on its node over ssh.
 
 Every host step of a node (install, npu-network, verify, the destroy record) is a local command of the stack that
-runs this, the step's command (script_set.run_command) in its environment (ON_NODE): it stages the files that
-command needs on the node when they are not there yet (node_files.needed), runs it there and ends, and its `ssh`
-closes its connection with it. A rollout so holds one connection per step running at that moment, where
-pulumi-command v1.2.1's remote steps keep every connection open until `up` ends (provider/pkg/provider/remote/
-commandOutputs.go L31-40, connection.go L211-242). Stdin is a JSON object: `key` (the private key; absent with
+runs this, the step's command (script_set.run_command) in its environment (ON_NODE, in script_set.stored's form): it
+stages the files that command needs on the node when they are not there yet (node_files.needed), runs it there and
+ends, and its `ssh` closes its connection with it. A rollout so holds one connection per step running at that
+moment, where pulumi-command v1.2.1's remote steps keep every connection open until `up` ends (provider/pkg/provider/
+remote/commandOutputs.go L31-40, connection.go L211-242). Stdin is a JSON object: `key` (the private key; absent with
 --agent) and `stdin` (what COMMAND reads: the mirror login). Exit: COMMAND's code, or 255 when the node was not
 reached (after DIAL_ATTEMPTS dials) or the connection ended before the step did.
 """
@@ -22,6 +22,7 @@ from typing import Optional
 
 from components.host.node_files import StageError, needed, stage
 from components.host.openssh import Session, Streamed, add_endpoint_arguments, endpoints
+from components.host.script_set import sent
 
 ON_NODE, ON_DESTROY = "ASCEND_NPU_ON_NODE", "ASCEND_NPU_ON_DESTROY"
 # Dials of one step: a refused or timed-out connect is tried again after 1, 2, 4, 5, 5 ... s (v1.2.1 tries 10 times).
@@ -80,7 +81,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--command-from", default=ON_NODE, help="the environment variable that holds the command")
     parser.add_argument("--upload", default="", help="packages.directory, for an upload stack's install step")
     args = parser.parse_args(argv)
-    command = os.environ.get(args.command_from, "")
+    command = sent(os.environ.get(args.command_from, ""))
     if not command:
         print(f"[{args.step}] {args.command_from} is empty: the step's command comes in the environment",
               file=sys.stderr)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
 import tempfile
 from functools import lru_cache
@@ -134,6 +135,38 @@ def run_command(prefix: str, params: list[tuple[str, str]], steps: tuple[str, ..
     assignments = " ".join(f"{key}={shlex.quote(value)}" for key, value in params)
     hashes = " ".join(f"{step} {step_sha256(step)}" for step in steps)
     return f"{prefix}env {assignments} bash -c {shlex.quote(_script('run_step.sh'))} ascend-npu {hashes}"
+
+
+# How the state holds a step's command: its inlined script named, not written out (`bash -c "$ASCEND_NPU_RUN_STEP"`).
+# node_step puts the text back before it sends the command (sent()), so the node runs exactly what run_command() and
+# destroy_command() return; the inlined scripts, about 1.1 KB each, so stay out of every step's stored inputs and
+# outputs. A command stored whole (the release before this form) contains no name and is sent as stored.
+HELD = {"run_step.sh": "$ASCEND_NPU_RUN_STEP", "run_destroy.sh": "$ASCEND_NPU_RUN_DESTROY"}
+# What follows the call, to the end of the command: STEP SHA256 pairs (run_step), or one quoted node name.
+CALL_ENDS = {"run_step.sh": re.compile(r"[a-z_]+ [0-9a-f]{64}( [a-z_]+ [0-9a-f]{64})*"),
+             "run_destroy.sh": re.compile(r"[\w@%+=:,./-]+|'[^']*'")}
+
+
+def stored(command: str) -> str:
+    """COMMAND as a step's environment holds it in the state: the inlined script of its call by name."""
+    for script, name in HELD.items():
+        command = _swap(command, script, f"bash -c {shlex.quote(_script(script))} ascend-npu ",
+                        f'bash -c "{name}" ascend-npu ')
+    return command
+
+
+def sent(command: str) -> str:
+    """A stored command as the node runs it: the name in its call, the one that ends the command, replaced by the
+    script; the same words anywhere else (inside a quoted value) stay as they are."""
+    for script, name in HELD.items():
+        command = _swap(command, script, f'bash -c "{name}" ascend-npu ',
+                        f"bash -c {shlex.quote(_script(script))} ascend-npu ")
+    return command
+
+
+def _swap(command: str, script: str, old: str, new: str) -> str:
+    head, found, tail = command.rpartition(old)
+    return head + new + tail if found and CALL_ENDS[script].fullmatch(tail) else command
 
 
 def named_scripts(command: str) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from components.config.hosts import NodeSpec
 from components.drain.contract import PYTHON
 from components.host.commands import HostStep
 from components.host.node_step import ON_DESTROY, ON_NODE
-from components.host.script_set import local_script_set
+from components.host.script_set import local_script_set, stored
 
 
 def hostport(host: str, port: int) -> str:
@@ -38,12 +38,13 @@ def endpoint_args(spec: StackSpec, node: NodeSpec) -> list[str]:
 def step_command(spec: StackSpec, node: NodeSpec, step: HostStep, upload: str = "") -> tuple[str, dict[str, str]]:
     """The local command of STEP and its environment: `exec PYTHON -m components.host.node_step ...`, which stages
     the scripts the step's command names (and with UPLOAD, packages.directory, the installers it names) and runs it;
-    the command itself in the environment, where it needs no second quoting; never the key (it goes on stdin)."""
+    the command itself in the environment (its inlined script by name: script_set.stored), where it needs no second
+    quoting; never the key (it goes on stdin)."""
     args = ["--step", step.name, *endpoint_args(spec, node), "--scripts", local_script_set()]
     if upload:
         args += ["--upload", upload]
     return f"exec {PYTHON} -m components.host.node_step " + " ".join(shlex.quote(a) for a in args), \
-        {ON_NODE: step.create}
+        {ON_NODE: stored(step.create)}
 
 
 def destroy_command(spec: StackSpec, node: NodeSpec, step: HostStep) -> tuple[str, dict[str, str]]:
@@ -51,7 +52,7 @@ def destroy_command(spec: StackSpec, node: NodeSpec, step: HostStep) -> tuple[st
     environment that holds it; it stages nothing: the record step took the scripts a destroy runs."""
     args = ["--step", step.name, *endpoint_args(spec, node), "--command-from", ON_DESTROY]
     return f"exec {PYTHON} -m components.host.node_step " + " ".join(shlex.quote(a) for a in args), \
-        {ON_DESTROY: step.delete or ""}
+        {ON_DESTROY: stored(step.delete or "")}
 
 
 # The key-only stdin of the stack being built (by its key and the engine it registers with): the same for every step

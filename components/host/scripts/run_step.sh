@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # run_step: every host step's command runs this with `bash -c`, then STEP SHA256 pairs: each step's script is taken
-# from the staged copy (/var/tmp/ascend-npu-scripts, CopyToRemote) into a root-only directory only when its SHA-256
+# from the staged copy (/var/tmp/ascend-npu-scripts, node_step.py) into a root-only directory only when its SHA-256
 # is the one the command names, then the first one runs. The state holds the hashes, never the scripts.
 set -euo pipefail
 home=${ASCEND_ROOT:-}/var/lib/ascend-npu/scripts
@@ -12,8 +12,8 @@ take() {
   file="$home/$step.${want:0:16}.sh"
   [[ -f $file ]] && return 0
   [[ -f $staged/$step.sh && $(sum "$staged/$step.sh") == "$want" ]] ||
-    fail "$step" "its script (sha256 $want) is not staged in ${staged#"${ASCEND_ROOT:-}"}: stage it again with" \
-      "\`pulumi up --replace\` on this node's -scripts resource"
+    fail "$step" "its script (sha256 $want) is not staged in ${staged#"${ASCEND_ROOT:-}"}: run \`pulumi up\`" \
+      "again, which stages it before the step runs"
   mkdir -p "$home" && chmod 0700 "$home"
   tmp=$(mktemp "$home/.$step.XXXXXX")
   cat "$staged/$step.sh" >"$tmp"
