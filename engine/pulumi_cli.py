@@ -97,7 +97,10 @@ class ProgramHost:
 
     def __enter__(self) -> ProgramHost:
         env = {**self.env, "ASCEND_NPU_PROGRAM_CWD": str(self.cwd), "PYTHONUNBUFFERED": "1"}
-        self._proc = subprocess.Popen([sys.executable, "-m", "engine.program_host"], cwd=REPO, env=env,
+        # The project's virtualenv when it has one, as the language host takes Pulumi.yaml's `virtualenv`.
+        venv = self.cwd / ".venv" / "bin" / "python"
+        python = str(venv) if venv.exists() else sys.executable
+        self._proc = subprocess.Popen([python, "-m", "engine.program_host"], cwd=REPO, env=env,
                                       stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         line = self._proc.stdout.readline().strip()
         if not line.isdigit():

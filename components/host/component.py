@@ -116,8 +116,9 @@ class AscendHost(pulumi.ComponentResource):
         self.verified = (self.verify.stdout.apply(_verified) if self.npu_network is None else
                          pulumi.Output.all(self.verify.stdout, self.npu_network.stdout).apply(
                              lambda outs: {**_verified(outs[0]), "npuNetwork": _verified(outs[1])}))
-        # A stack policy sees a component's outputs, not its inputs: the facts are stated again for it.
-        self.register_outputs({**facts, "verified": self.verified})
+        # A stack policy sees a component's outputs, not its inputs: the facts are stated again for it. What verify
+        # found is the stack's `nodes` output (platform.py), not stored a third time here beside verify's stdout.
+        self.register_outputs(facts)
 
     def _local(self, name: str, create: str, delete: Optional[str], environment: dict[str, str],
                after: list) -> local.Command:

@@ -169,11 +169,12 @@ class World:
 
 
 def copy_project(project: Path) -> None:
-    """The project file the CLI reads; the program itself is served from the repository. The drain steps run
-    `.venv/bin/python -m components.drain` in the project folder, as in a checkout: both are linked there."""
+    """The project as a checkout has it: the project file the CLI reads, and linked, the program, its components and
+    its virtualenv, which the program host runs from this folder as the language host would (the drain and host
+    steps run `.venv/bin/python -m components...` here too)."""
     project.mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "Pulumi.yaml", project / "Pulumi.yaml")
-    for name in (".venv", "components"):
+    for name in (".venv", "components", "__main__.py"):
         (project / name).symlink_to(REPO / name)
 
 
