@@ -73,7 +73,7 @@ class Watch:
 
 
 @pytest.mark.milestone("fresh", leaves="installed")
-def test_the_release_before_installed_and_this_one_takes_over_without_running_an_installer_or_a_drain(world: World):
+def test_the_release_before_installed_and_this_one_takes_over_without_running_an_installer_or_cordoning(world: World):
     take(world, release_files(world.root, PREVIOUS))
     try:
         world.up()

@@ -59,7 +59,7 @@ def test_a_staged_script_that_does_not_match_its_hash_is_never_run(node):
     staged.write_text(staged.read_text().replace("set -euo pipefail", "set -euo pipefail\ntouch /tmp/owned", 1))
     result = node.run(node.steps(spec)["install"].create)
     assert result.returncode == 3 and node.installer_calls() == []
-    assert "is not staged in /var/tmp/ascend-npu-scripts" in result.stderr and "--replace" in result.stderr
+    assert "is not staged in /var/tmp/ascend-npu-scripts" in result.stderr and "run `pulumi up` again" in result.stderr
 
 
 def test_a_node_whose_staged_scripts_are_gone_still_runs_the_ones_it_took(node):
