@@ -50,9 +50,9 @@ def build_wave(wave, after):
         uncordon = local.Command(f"shaped-{node.name}-uncordon", create="true", delete="true",
                                  environment={"REASON": "r"},
                                  opts=pulumi.ResourceOptions(parent=host, depends_on=[verify, on_destroy]))
-        patch = k8s.core.v1.NodePatch(f"shaped-cluster-node-{node.name}", metadata={"name": node.name},
-                                      opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-                                          depends_on=[uncordon])))
+        patch = local.Command(f"shaped-cluster-node-{node.name}", create="true", delete="true",
+                              environment={"LABELS": "{}"},
+                              opts=pulumi.ResourceOptions(parent=cluster, depends_on=[uncordon]))
         if node.name == canaries[0]:
             k8s.batch.v1.Job("shaped-cluster-job", opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
                 depends_on=[*objects, patch])))

@@ -41,6 +41,16 @@ def step(resources, node: str, suffix: str):
     return next(r for r in resources.values() if r.name.endswith(f"-{node}-{suffix}"))
 
 
+def label_steps(resources) -> dict:
+    """Each node's label step (the cluster layer's local command of components/labels), by node."""
+    steps = {}
+    for r in resources.values():
+        words = shlex.split(r.properties.get("create") or "") if r.type == LOCAL else []
+        if "components.labels" in words:
+            steps[words[words.index("--node") + 1]] = r
+    return steps
+
+
 # Many-wave and reordered variants of the committed stacks: every node its own wave, numbered waves split by
 # maxParallel, and a validation canary that is not in the first wave.
 VARIANTS = {
@@ -58,8 +68,7 @@ VARIANTS = {
 
 def expected_host_edges(spec, resources) -> set[tuple[str, str]]:
     """Every edge that touches a host step or a node's labels, derived from the spec alone."""
-    patches = {r.properties["metadata"]["name"]: r.urn for r in resources.values()
-               if r.type == "kubernetes:core/v1:NodePatch"}
+    patches = {node: r.urn for node, r in label_steps(resources).items()}
     edges, previous = set(), []
     drains = spec.rollout.drain.enabled
     last = "uncordon" if drains else "verify"
@@ -89,8 +98,7 @@ def test_recorded_host_edges_are_exactly_the_rollout(variant, tmp_path):
     path = write_stack(patched(load_stack(stack), patch), tmp_path, stack)
     config = read_stack_config(ROOT, stack, path)
     resources = {r.urn: r for r in run_stack_file(path, stack)}
-    held = {urn for urn, r in resources.items()
-            if r.type in (COMMAND, LOCAL, "kubernetes:core/v1:NodePatch")}
+    held = {urn for urn, r in resources.items() if r.type in (COMMAND, LOCAL)}
     recorded = {(r.urn, d) for r in resources.values() for d in r.dependencies if r.urn in held or d in held}
     expected = expected_host_edges(spec_from_values(config.values, config.secret_keys), resources)
     assert recorded == expected, {"lost": sorted(expected - recorded), "added": sorted(recorded - expected)}
@@ -101,8 +109,7 @@ def test_each_node_runs_install_then_verify_then_gets_its_labels(graph):
     for node in (n for wave in waves for n in wave):
         install, verify = step(resources, node, "install"), step(resources, node, "verify")
         assert install.urn in verify.dependencies
-        patch = next(r for r in resources.values() if r.type == "kubernetes:core/v1:NodePatch"
-                     and r.properties["metadata"]["name"] == node)
+        patch = label_steps(resources)[node]
         uncordon = step(resources, node, "uncordon")
         assert verify.urn in uncordon.dependencies and uncordon.urn in patch.dependencies
         assert resources[install.parent].type == HOST and install.parent == verify.parent
@@ -178,7 +185,7 @@ def test_cost_per_node(graph):
             per_node[resources[r.parent].name] += 1
     nodes = sum(len(w) for w in waves)
     assert len(per_node) == nodes
-    # component, drain, install, verify, destroy, on-destroy, uncordon on the host side; the NodePatch is the
+    # component, drain, install, verify, destroy, on-destroy, uncordon on the host side; the label step is the
     # cluster layer's
     assert set(per_node.values()) == {7}
 

@@ -18,7 +18,10 @@ OLD_INSTALL = f"urn:pulumi:prod::ascend-npu::{CHAIN}$command:remote:Command::asc
 DESTROY = f"urn:pulumi:prod::ascend-npu::{CHAIN}$command:local:Command::ascend-npu-npu-07-destroy"
 DRAIN = f"urn:pulumi:prod::ascend-npu::{CHAIN}$command:local:Command::ascend-npu-npu-07-drain"
 LABEL = ("urn:pulumi:prod::ascend-npu::ascend-npu:index:AscendNpuPlatform$ascend-npu:index:AscendCluster$"
-         "kubernetes:core/v1:NodePatch::ascend-npu-cluster-node-npu-07")
+         "command:local:Command::ascend-npu-cluster-node-npu-07")
+# Earlier releases' label, still in a stack's state until its next `up`.
+OLD_LABEL = ("urn:pulumi:prod::ascend-npu::ascend-npu:index:AscendNpuPlatform$ascend-npu:index:AscendCluster$"
+             "kubernetes:core/v1:NodePatch::ascend-npu-cluster-node-npu-07")
 DAEMONSET = ("urn:pulumi:prod::ascend-npu::ascend-npu:index:AscendNpuPlatform$ascend-npu:index:AscendCluster$"
              "kubernetes:apps/v1:DaemonSet::ascend-npu-cluster-daemonset-ascend-device-plugin-910b")
 
@@ -44,6 +47,8 @@ def test_whole_nodes_and_cluster_objects_may_be_targeted(args):
     (["up", "--target", INSTALL], f"run --target '{NODE}' --target-dependents"),
     (["up", "--target", DRAIN, "--target-dependents"], "skips its drain, verify or uncordon and the canary order"),
     (["up", "--target", LABEL], "the node's label says it is ready"),
+    (["up", "--target", OLD_LABEL, "--target-dependents"], "the node's label says it is ready"),
+    (["up", "--exclude", LABEL], "leaves a gap in a node's steps"),
     (["up", "--target", NODE], "targets none of ascend-npu-npu-07's steps (they are its children)"),
     (["up", "--target", "**-install", "--target-dependents"], "a pattern can match one of a node's host steps"),
     (["up", "--target", "**npu-07**"], "add --target-dependents"),

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi_command import local
 
 from components.cluster import operands
 from components.cluster.all_objects import RBAC, SHARED, WORKLOAD, built_objects
@@ -19,6 +20,7 @@ from components.cluster.values_contract import chart_values
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.config.registry import CREATED_SECRET
+from components.labels.contract import LabelCall
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ class AscendCluster(pulumi.ComponentResource):
         self.namespace = self.namespace_resource.metadata.name
         self.pull_secret = self._pull_secret() if self._spec.registry_credentials is not None else None
         self.node_labels = {n.name: node_labels(n, self._spec.versions) for n in self._spec.nodes}
-        self.node_patches: dict[str, k8s.core.v1.NodePatch] = {}
+        self.node_patches: dict[str, local.Command] = {}
         self.shared: dict[str, pulumi.CustomResource] = {}
         self._shared_names: dict[str, str] = {}
         self._rbac: dict[str, list[pulumi.Resource]] = {}  # by operand: its workloads wait for their own
@@ -98,20 +100,21 @@ class AscendCluster(pulumi.ComponentResource):
         self.register_outputs({"namespace": self.namespace, **outputs, "nodeLabels": self.node_labels,
                                **(stated or {})})
 
-    def label_node(self, node_name: str, ready: Sequence[pulumi.Resource]) -> k8s.core.v1.NodePatch:
+    def label_node(self, node_name: str, ready: Sequence[pulumi.Resource]) -> local.Command:
         """The node's labels (and optional taint), applied once `ready` (its host steps) succeeded.
 
-        Called as each node's host steps are built, so a patch never waits, registered but pending,
-        for a wave that does not exist yet. A workload waiting for its canary follows that node's patch.
+        Called as each node's host steps are built, so a label step never waits, registered but pending,
+        for a wave that does not exist yet. A workload waiting for its canary follows that node's label step.
+        A local command (components/labels), not a NodePatch: the provider stores a patched object whole, and a
+        kubelet's Node (its images, conditions and managed fields) would be most of each node's state.
         """
         node = _check_node(self._nodes, node_name, self.node_patches)
-        patch = k8s.core.v1.NodePatch(
-            f"{self._name}-node-{node.name}",
-            # The project owns these labels: forcing takes them over from an earlier `kubectl label`.
-            metadata={"name": node.name, "labels": self.node_labels[node.name],
-                      "annotations": {"pulumi.com/patchForce": "true"}},
-            spec={"taints": node_taints(node)} if self._taint_nodes else None,
-            opts=pulumi.ResourceOptions.merge(self._child, pulumi.ResourceOptions(depends_on=list(ready))))
+        call = LabelCall("apply", node.name, self._spec.cluster.kube_context or None, self.node_labels[node.name],
+                         node_taints(node) if self._taint_nodes else None)
+        # A changed label (its environment) updates the step, which applies again under its own field manager.
+        patch = local.Command(f"{self._name}-node-{node.name}", create=call.command(),
+                              delete=call.released().command(), environment=call.environment(),
+                              opts=pulumi.ResourceOptions(parent=self, depends_on=list(ready)))
         self.node_patches[node.name] = patch
         for (owner, key), obj in list(self._pending.items()):
             op = self._registry.operand(owner)

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Optional
 
 HOST_STEP_TYPES = ("command:remote:Command", "command:local:Command", "command:remote:CopyToRemote")
-HOST_TYPE, LABEL_TYPE = "ascend-npu:index:AscendHost", "kubernetes:core/v1:NodePatch"
+HOST_TYPE, CLUSTER_TYPE = "ascend-npu:index:AscendHost", "ascend-npu:index:AscendCluster"
+# A node's label step: a local command of the cluster component (components/labels); earlier releases' NodePatch.
+LABEL_TYPES = ("command:local:Command", "kubernetes:core/v1:NodePatch")
 # -scripts and -packages: the copies of earlier releases, still in a stack's state until its next `up`.
 STEP_SUFFIXES = ("-drain", "-scripts", "-packages", "-install", "-reboot-wait", "-npu-network", "-verify",
                  "-on-destroy", "-destroy", "-uncordon")
@@ -74,6 +76,12 @@ def _type_and_name(urn: str) -> tuple[str, str]:
     return (parts[2].split("$")[-1], parts[3]) if len(parts) >= 4 else ("", urn)
 
 
+def _is_label(urn: str) -> bool:
+    """Whether URN is a node's label step: a cluster component's child of a label step's type."""
+    parts = urn.split("::")
+    return len(parts) >= 4 and parts[2].split("$")[-1] in LABEL_TYPES and CLUSTER_TYPE in parts[2].split("$")
+
+
 def _node_component(urn: str) -> str:
     """The URN of the AscendHost a host step belongs to (its parent type chain, its name without the step)."""
     parts = urn.split("::")
@@ -94,18 +102,18 @@ def problems(targeting: Targeting) -> list[str]:
             if not targeting.dependents or re.search(r"command:|NodePatch|" + "|".join(STEP_SUFFIXES), urn):
                 found.append(f"--target {urn}: a pattern can match one of a node's host steps or its label; name "
                              "the node's AscendHost and add --target-dependents")
+        elif _is_label(urn):
+            found.append(f"--target {urn}: the node's label says it is ready with the stack's driver before its host "
+                         "steps ran; target the node's AscendHost with --target-dependents instead")
         elif kind in HOST_STEP_TYPES:
             found.append(f"--target {urn}: a node's host step, run alone, skips its drain, verify or uncordon "
                          f"and the canary order; run --target '{_node_component(urn)}' --target-dependents")
-        elif kind == LABEL_TYPE:
-            found.append(f"--target {urn}: the node's label says it is ready with the stack's driver before its host "
-                         "steps ran; target the node's AscendHost with --target-dependents instead")
         elif kind == HOST_TYPE and not targeting.dependents:
             found.append(f"--target {urn}: targets none of {name}'s steps (they are its children); add "
                          "--target-dependents")
     for urn in targeting.excludes:
         kind, _ = _type_and_name(urn)
-        if "*" in urn or kind in (*HOST_STEP_TYPES, HOST_TYPE, LABEL_TYPE):
+        if "*" in urn or kind in (*HOST_STEP_TYPES, HOST_TYPE) or _is_label(urn):
             found.append(f"--exclude {urn}: leaves a gap in a node's steps or in the waves; run without it")
     return found
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from components.cluster.common.node_labels import node_labels
 from components.cluster.component import _check_node
 from components.cluster.operands import REGISTRY
 from components.cluster.values_contract import chart_values
+from components.labels.contract import WANTED_ENV, LabelCall, parse
 from components.plan.recorder import SECRET_SIG, SIG_KEY, Recorded, run_program
 from components.plan.stack_files import read_stack_config
 from components.plan.stack_plan import judge
@@ -38,6 +40,16 @@ class Graph:
 
     def deps(self, resource: Recorded) -> set[str]:
         return set(resource.dependencies)
+
+    def label_steps(self) -> dict[str, tuple[Recorded, LabelCall]]:
+        """Each node's label step (a local command of components/labels) and the call its create makes."""
+        steps = {}
+        for r in self.all:
+            if r.type == "command:local:Command" and WANTED_ENV in (r.properties.get("environment") or {}):
+                words = shlex.split(r.properties["create"])
+                call = parse(words[words.index("components.labels") + 1:], r.properties["environment"])
+                steps[call.node] = (r, call)
+        return steps
 
 
 def record(stack: str, sections: dict[str, Any] | None = None, extra: dict[str, str] | None = None) -> Graph:
@@ -73,7 +85,7 @@ def plain(value: Any) -> Any:
 def test_registers_the_builders_objects_as_typed_resources(prod):
     objs = cluster_objects(chart_values(spec_of(stack_raw("prod"))))
     registered = {(r.type, r.properties["metadata"].get("namespace"), r.properties["metadata"]["name"]): r
-                  for r in prod.all if r.type.startswith("kubernetes:") and r.type != "kubernetes:core/v1:NodePatch"}
+                  for r in prod.all if r.type.startswith("kubernetes:")}
     assert len(registered) == len(objs)
     for obj in objs:
         group = obj["apiVersion"] if "/" in obj["apiVersion"] else f"core/{obj['apiVersion']}"
@@ -107,18 +119,19 @@ def test_rbac_before_each_daemonset(prod):
 
 def test_each_node_is_labelled_after_its_own_host_steps_only(prod):
     commands = {r.urn: r.name for r in prod.kind("Command")}
-    patches = prod.kind("NodePatch")
-    assert len(patches) == 34
+    steps = prod.label_steps()
+    assert len(steps) == 34
     spec = spec_of(stack_raw("prod"))
-    for patch in patches:
-        node = patch.properties["metadata"]["name"]
-        assert {commands[u] for u in prod.deps(patch) if u in commands} == {f"{node}-driver", f"{node}-runtime"}
-        assert patch.properties["metadata"]["labels"] == node_labels(spec.node(node), spec.versions)
-        assert "spec" not in patch.properties
+    for node, (step, call) in steps.items():
+        assert {commands[u] for u in prod.deps(step) if u in commands} == {f"{node}-driver", f"{node}-runtime"}
+        assert call.labels == node_labels(spec.node(node), spec.versions) and call.taints is None
+        assert call.context == spec.cluster.kube_context
+        assert step.name == f"prod-ascend-node-{node}" and step.properties["delete"] == call.released().command()
+        assert step.parent == next(r for r in prod.all if r.type == COMPONENT).urn
 
 
 def test_nodes_join_one_by_one(prod):
-    held = {r.urn for r in prod.kind("NodePatch") + prod.kind("Command")}
+    held = {r.urn for r in prod.kind("Command")}
     for ds in prod.kind("DaemonSet"):
         assert not prod.deps(ds) & held, f"{ds.name} waits for nodes"
 
@@ -127,7 +140,7 @@ def test_each_chips_validation_job_after_its_plugin_runtime_class_and_canary(pro
     jobs = prod.kind("Job")
     plugins = {r.properties["metadata"]["labels"]["ascend-npu.io/chip"]: r.urn for r in prod.kind("DaemonSet")
                if r.properties["metadata"]["labels"]["app.kubernetes.io/component"] == "device-plugin"}
-    patches = {r.properties["metadata"]["name"]: r.urn for r in prod.kind("NodePatch")}
+    patches = {node: step.urn for node, (step, _) in prod.label_steps().items()}
     canaries = {}
     for job in jobs:
         chip = job.properties["metadata"]["labels"]["ascend-npu.io/chip"]
@@ -152,14 +165,16 @@ def test_default_runtime_stack_job_without_runtime_class():
     graph = record("dev", {"cluster": {"ascendDefaultRuntime": True}})
     (job,) = graph.kind("Job")
     assert not graph.kind("RuntimeClass")
-    assert graph.named("NodePatch", "dev-npu-01").urn in graph.deps(job)
+    assert graph.label_steps()["dev-npu-01"][0].urn in graph.deps(job)
 
 
 def test_optional_taint_lands_with_the_labels():
     graph = record("dev", extra={"cluster-test:taintNodes": "true"})
-    for patch in graph.kind("NodePatch"):
-        assert patch.properties["spec"]["taints"] == [
-            {"key": "huawei.com/Ascend910", "value": "present", "effect": "NoSchedule"}]
+    steps = graph.label_steps()
+    assert len(steps) == 2
+    for _, call in steps.values():
+        assert call.taints == [{"key": "huawei.com/Ascend910", "value": "present", "effect": "NoSchedule"}]
+        assert call.body()["spec"] == {"taints": call.taints}
 
 
 def test_only_nodes_of_the_spec_are_labelled_and_each_once():
@@ -176,8 +191,8 @@ def test_a_canary_labelled_after_construction_still_gets_the_validation_job():
                               {**read_stack_config(ROOT, "dev").values, "cluster-test:labelLater": "true"},
                               read_stack_config(ROOT, "dev").secret_keys))
     (job,) = graph.kind("Job")
-    assert graph.named("NodePatch", "dev-npu-01").urn in graph.deps(job)
-    assert len(graph.kind("NodePatch")) == 2
+    assert graph.label_steps()["dev-npu-01"][0].urn in graph.deps(job)
+    assert len(graph.label_steps()) == 2
 
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])

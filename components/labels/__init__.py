@@ -1,0 +1,1 @@
+"""A node's labels and taints, applied and released by a local command of the stack (server-side apply)."""
