@@ -84,8 +84,9 @@ def test_the_release_before_installed_and_this_one_takes_over_without_running_an
     assert all("take()" in text and "$ASCEND_NPU_RUN_STEP" not in text for text in stored_installs(world))
     with Watch(world, FIRST_THREE) as watch:
         run = world.up()
-    # Each node's install, verify and destroy record run again (their stored command changed form), and change
-    # nothing: no installer started, no node cordoned or unlabelled for a moment.
+    # Each node's install, verify and destroy record run again (their stored command changed form) and change
+    # nothing: no installer started, no node cordoned. Its labels move from the release before's NodePatch to the
+    # label step, which applies them before the NodePatch's delete releases its own hold: never off for a moment.
     assert world.install_counts(FIRST_THREE) == installs
     assert watch.samples > 10 and watch.seen == {name: set() for name in FIRST_THREE}, watch.seen
     assert "Traceback" not in run.out
