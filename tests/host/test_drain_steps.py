@@ -69,9 +69,10 @@ def test_with_drain_off_a_node_has_no_drain_steps(tmp_path):
     path = write_stack(patched(load_stack("dev"), {"set": {"ascend-npu:rollout.drain": {"enabled": False}}}),
                        tmp_path, "dev")
     resources = run_stack_file(path, "dev")
-    # The host steps are local commands too (each runs its step on the node over ssh); the drain's are the others.
-    drains = [r for r in resources if r.type == "command:local:Command" and "node_step" not in r.properties["create"]]
+    # The host steps and the label steps are local commands too; the drain's are those that run components.drain.
+    drains = [r for r in resources
+              if r.type == "command:local:Command" and "components.drain" in r.properties["create"]]
     assert Counter(r.name.rsplit("-", 1)[-1] for r in drains) == Counter()
     on = Counter(r.name.rsplit("-", 1)[-1] for r in run_stack_file(ROOT / "Pulumi.dev.yaml", "dev")
-                 if r.type == "command:local:Command" and "node_step" not in r.properties["create"])
+                 if r.type == "command:local:Command" and "components.drain" in r.properties["create"])
     assert on == Counter({"drain": 2, "uncordon": 2})
