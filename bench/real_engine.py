@@ -3,15 +3,19 @@
 Each size runs twice under the same CLI, providers, program host and virtualenv, against one local control plane
 (engine/control_plane.py): the program on a synthetic prod-shaped stack (bench/synthetic.py), then a bare program
 that registers as many local commands, no parent, no edge (bench/bare_commands.py). Printed per run: resources,
-wall and CPU seconds (the CLI, its plugins and the program host, all waited for), the largest process's peak
-memory; per size the ratio of the two, and between sizes the growth exponent log(t2/t1)/log(n2/n1). The program is
-served over `--client` by engine/program_host.py, not by the Python language host (not built here).
+wall and CPU seconds (every process the run started: the CLI, its plugins, the program host, the commands they ran,
+all waited for), the largest process's peak memory; per size the ratio of the two, and between sizes the growth
+exponent log(t2/t1)/log(n2/n1). The program is served over `--client` by engine/program_host.py, not by the Python
+language host (not built here). `--up [N ...]` runs `pulumi up` instead, each size against a fleet of fake nodes
+(bench/real_engine_up.py).
 """
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import math
+import os
 import pstats
 import re
 import resource
@@ -34,7 +38,10 @@ from engine.pulumi_cli import ProgramHost, cli_env
 
 SIZES = (50, 200, 500, 1000)
 STACK = "bench"
-CREATES = re.compile(r"\+ (\d+) to create")
+# What each command prints of the resources it created; `up` runs as up.yml runs it, without a preview.
+COUNTED = {"preview": re.compile(r"\+ (\d+) to create"), "up": re.compile(r"\+ (\d+) created")}
+UP_FLAGS = {"up": ("--yes", "--skip-preview")}
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def children_cpu() -> tuple[float, int]:
@@ -84,29 +91,55 @@ def control_plane(work: Path) -> Iterator[ControlPlane]:
         plane.stop()
 
 
-def preview(folder: Path, env: dict, program: str = "") -> dict:
-    """One `pulumi preview` of the stack in FOLDER, in a process of its own so that its figures are its alone."""
+def preview(folder: Path, env: dict, program: str = "", command: str = "preview") -> dict:
+    """One `pulumi preview` (or COMMAND: `up`) of the stack in FOLDER, in a process of its own so that its figures
+    are its alone."""
     env = {**env, **({"ASCEND_NPU_PROGRAM": program} if program else {})}
-    done = subprocess.run([sys.executable, "-m", "bench.real_engine", "--one", str(folder), json.dumps(env)],
+    done = subprocess.run([sys.executable, "-m", "bench.real_engine", "--one", str(folder), json.dumps(env), command],
                           cwd=ROOT, capture_output=True, text=True)
     lines = done.stdout.strip().splitlines()
     return json.loads(lines[-1]) if done.returncode == 0 and lines else {"error": done.stderr.strip()[-300:]}
 
 
-def one(folder: Path, env: dict, extra: tuple[str, ...] = ()) -> dict:
-    """`--one FOLDER ENV`: the preview itself, with the CPU and peak memory of every process it started."""
-    cli = str(BIN / "pulumi")
+def run_reaped(argv: list[str], cwd: Path, env: dict) -> tuple[int, str]:
+    """ARGV to its end and its output; every process it leaves orphaned is reaped here as well (this process is their
+    subreaper), so that children_cpu() counts it too: an `ssh` never waits for its ProxyCommand (the bastion hop)."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        while (reaped := os.waitpid(-1, 0))[0] != proc.pid:
+            pass
+        proc.returncode = os.waitstatus_to_exitcode(reaped[1])
+        out.seek(0)
+        return proc.returncode, out.read().decode(errors="replace")
+
+
+def reap_orphans(limit: float = 10) -> None:
+    """Wait for the orphans still running (up to LIMIT seconds), reaping each."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                time.sleep(0.05)
+        except ChildProcessError:
+            return
+
+
+def one(folder: Path, env: dict, extra: tuple[str, ...] = (), command: str = "preview") -> dict:
+    """`--one FOLDER ENV [COMMAND]`: the preview (or `up`) itself, with the CPU and peak memory of every process it
+    started."""
+    words = [str(BIN / "pulumi"), command, "--stack", STACK, "--non-interactive", *UP_FLAGS.get(command, ())]
     cpu0, _ = children_cpu()
     start = time.monotonic()
     with ProgramHost(cwd=folder, env=env) as host:
-        done = subprocess.run([cli, "preview", "--stack", STACK, "--non-interactive", "--client", host.address,
-                               *extra], cwd=folder, env=env, capture_output=True, text=True)
+        code, out = run_reaped([*words, "--client", host.address, *extra], folder, env)
     wall = time.monotonic() - start
+    reap_orphans()
+    (folder / f"pulumi-{command}.log").write_text(out)
     cpu1, peak = children_cpu()
-    out = done.stdout + done.stderr
-    if done.returncode != 0:
-        return {"error": out.strip().splitlines()[-1] if out.strip() else f"exit {done.returncode}"}
-    found = CREATES.search(out)
+    if code != 0:
+        return {"error": " | ".join(out.strip().splitlines()[-12:]) if out.strip() else f"exit {code}"}
+    found = COUNTED[command].search(out)
     return {"resources": int(found.group(1)) if found else 0, "wall_s": wall, "cpu_s": cpu1 - cpu0,
             "peak_mib": peak / 1024}
 
@@ -163,17 +196,30 @@ def print_row(row: dict, before: dict | None) -> None:
           f"{growth}", flush=True)
 
 
+def provider_line() -> str:
+    """Which command provider binary the runs measure, and how the program is served."""
+    provider = chosen()
+    kind = "the stand-in" if provider.is_standin else "from ASCEND_NPU_COMMAND_PROVIDER"
+    return (f"command provider ({kind}) {provider.binary} sha256 {provider.sha256[:16]}; program served over "
+            "--client (engine/program_host.py)")
+
+
 def real_engine_tables() -> None:
     """`make bench`'s part: every size with PULUMI_SKIP_CHECKPOINTS=true (as the pull-request check previews), and
-    the two smallest without it (the engine's default, quadratic in resources)."""
+    the two smallest without it (the engine's default, quadratic in resources); then `up` at those two sizes."""
     main([str(n) for n in SIZES] + ["--skip-checkpoints"])
     main([str(n) for n in SIZES[:2]])
+    main(["--up", *(str(n) for n in SIZES[:2])])
 
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--one"]:
-        print(json.dumps(one(Path(argv[1]), json.loads(argv[2]))))
+        print(json.dumps(one(Path(argv[1]), json.loads(argv[2]), command=argv[3] if len(argv) > 3 else "preview")))
         return 0
+    if argv[:1] == ["--up"]:
+        from bench.real_engine_up import main_up  # --up [N ...] [--keep DIR]: DIR keeps each run's folders and logs
+        keep = Path(argv[argv.index("--keep") + 1]) if "--keep" in argv else None
+        return main_up(tuple(int(a) for a in argv[1:] if a.isdigit()), keep)
     if argv[:1] == ["--profile"]:  # --profile N [FOLDER]: FOLDER keeps the profiles
         if len(argv) > 2:
             Path(argv[2]).mkdir(parents=True, exist_ok=True)
@@ -186,10 +232,7 @@ def main(argv: list[str]) -> int:
     # sdk/go/common/env/env.go SkipCheckpoints; pkg/backend/snapshot.go unsafeServiceLoop).
     extra_env = {"PULUMI_SKIP_CHECKPOINTS": "true"} if "--skip-checkpoints" in argv else {}
     sizes = tuple(int(a) for a in argv if a.isdigit()) or SIZES
-    provider = chosen()
-    kind = "the stand-in" if provider.is_standin else "from ASCEND_NPU_COMMAND_PROVIDER"
-    print(f"`pulumi preview` through the real CLI ({BIN / 'pulumi'}); command provider ({kind}) {provider.binary} "
-          f"sha256 {provider.sha256[:16]}; program served over --client (engine/program_host.py)"
+    print(f"`pulumi preview` through the real CLI ({BIN / 'pulumi'}); {provider_line()}"
           f"{'; PULUMI_SKIP_CHECKPOINTS=true' if extra_env else ''}:", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         measure(sizes, Path(tmp), extra_env)

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
@@ -57,15 +59,15 @@ def prepare(kube: Api) -> None:
             .get("status", {}).get("conditions") or []), 60)
 
 
-def register_nodes(kube: Api, nodes: list[dict]) -> None:
-    """Each node registered (as its kubelet would) and Ready under kwok."""
+def register_nodes(kube: Api, nodes: list[dict], tell: Callable[[str], None] = partial(print, flush=True)) -> None:
+    """Each node registered (as its kubelet would) and Ready under kwok, a line told for each."""
     for node in nodes:
         kube.create("/api/v1/nodes", simulated_node(node))
     for node in nodes:
         wait_for(f"node {node['name']} Ready", lambda node=node: any(
             c["type"] == "Ready" and c["status"] == "True"
             for c in kube.get(f"/api/v1/nodes/{node['name']}").get("status", {}).get("conditions") or []), 120)
-        print(f"cluster: node {node['name']} registered and Ready (simulated kubelet)", flush=True)
+        tell(f"cluster: node {node['name']} registered and Ready (simulated kubelet)")
 
 
 def kwok_stages_dir() -> Path:

@@ -17,8 +17,8 @@ from engine.control_plane import ControlPlane
 from testkit.fakenode.bastion import Bastion
 from testkit.fakenode.node import FakeNode
 from testkit.fakenode.packages import PackageSet
+from testkit.simulated_devices import DeviceAdvertiser
 from tests.e2e import milestones
-from tests.e2e.simulated_devices import DeviceAdvertiser
 from tests.e2e.world import BASTION_ADDRESS, CHIPS, MOVED_ADDRESS, NAMESPACE, STACK, World, copy_project
 
 # Each node on its own loopback address, all on one port, as a stack's nodes share `ssh.port`.

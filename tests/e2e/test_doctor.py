@@ -2,8 +2,8 @@
 found by its id and severity, with the exit code it makes; nodes it cannot reach; a support bundle.
 
 Simulated besides the nodes and kubelets (world.py): a chip's health (the fake npu-smi), hand-edited version files and
-engine configs, the driver's device files, a device plugin that registers nothing (simulated_devices.py), a plugin
-container's restarts (its Pod status, written as the kubelet would).
+engine configs, the driver's device files, a device plugin that registers nothing (testkit/simulated_devices.py), a
+plugin container's restarts (its Pod status, written as the kubelet would).
 """
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ class World:
     nodes: dict[str, FakeNode]
     port: int
     runs: list[Run] = field(default_factory=list)
-    advertiser: Optional[object] = None  # the simulated device manager (simulated_devices.DeviceAdvertiser)
+    advertiser: Optional[object] = None  # the simulated device manager (testkit.simulated_devices.DeviceAdvertiser)
     bastion: Optional[Bastion] = None  # a forwarding-only jump host (real sshd), in the way from "behind-bastion"
 
     @property

@@ -1,0 +1,136 @@
+"""The fleet (testkit/fakenode/fleet.py): three nodes served by one process behind a real bastion, each step the real
+node_step local command run as tests/host/test_node_step.py runs it (`/bin/sh -c`, the component's environment and
+stdin). Simulated: what the steps' installers and NPUs do (the fleet answers them); real: sshd, ssh, the staging."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from components.config import parse_stack
+from components.host.commands import host_steps
+from components.host.component import _verified, uploads
+from components.host.step_runner import step_command
+from testkit.fakenode.bastion import Bastion
+from testkit.fakenode.fleet import SSHD, Fleet
+from testkit.fakenode.packages import NEW, build_packages, stack_config
+
+REPO = Path(__file__).resolve().parents[1]
+BASTION = "127.63.0.1"
+CHIPS = ("910B", "310P", "910B")
+
+
+def missing() -> str | None:
+    if os.geteuid() != 0:
+        return "the fleet runs sshd and logs in as root: run as root (CI does)"
+    for tool in (SSHD, "ssh", "ssh-keygen"):
+        if shutil.which(tool) is None:
+            return f"{tool} not found: apt-get install -y openssh-server openssh-client"
+    return None
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    reason = missing()
+    if reason:
+        pytest.skip(reason)
+    tmp = tmp_path_factory.mktemp("fleet")
+    key = tmp / "client_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    with socket.socket() as probe:
+        probe.bind((BASTION, 0))
+        port = probe.getsockname()[1]
+    with Fleet(tmp / "fleet", 3, key.with_suffix(".pub"), CHIPS) as fleet, \
+            Bastion(tmp / "bastion", BASTION, port, {}, key.with_suffix(".pub")) as bastion:
+        yield fleet, bastion, key.read_text(), build_packages(tmp / "packages")
+
+
+def spec_of(world, index: int):
+    """A stack whose one node is the fleet's INDEX-th, reached through the bastion, its installers uploaded."""
+    fleet, bastion, key, packages = world
+    raw = stack_config(packages, fleet.host_key)
+    raw["ssh"] = {"user": "root", "port": fleet.port,
+                  "bastion": {"host": bastion.address, "port": bastion.port, "hostKey": bastion.host_key}}
+    raw["nodes"] = [{**raw["nodes"][0], "name": f"fleet-npu-{index}", "address": fleet.addresses[index],
+                     "chip": CHIPS[index]}]
+    return parse_stack(raw, private_key=key)
+
+
+def run(spec, step: str) -> subprocess.CompletedProcess:
+    """The step's local command as the provider runs it, the key on stdin."""
+    staging, upload = uploads(spec)
+    steps = host_steps(spec, spec.nodes[0], staging_dir=staging)
+    command, environment = step_command(spec, spec.nodes[0], steps[step], upload if step == "install" else "")
+    return subprocess.run(["/bin/sh", "-c", command], cwd=REPO, input=json.dumps({"key": spec.ssh_private_key}),
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **environment, "ASCEND_NPU_PYTHON": sys.executable})
+
+
+def staged(fleet: Fleet, index: int) -> dict[str, tuple[int, int]]:
+    """The node's staged files under /var/tmp: inode and mtime by path."""
+    root = fleet.root(fleet.addresses[index])
+    return {str(p.relative_to(root)): (p.stat().st_ino, p.stat().st_mtime_ns)
+            for p in (root / "var/tmp").rglob("*") if p.is_file()}
+
+
+def test_install_stages_its_files_once_in_the_nodes_own_sandbox_through_the_bastion(world):
+    fleet, bastion = world[0], world[1]
+    spec = spec_of(world, 0)
+    opened = fleet.opened
+    done = run(spec, "install")
+    assert done.returncode == 0, done.stderr
+    assert "[install] fleet node " + fleet.addresses[0] in done.stdout and "no reboot needed" in done.stdout
+    assert fleet.opened - opened == 3  # the hashes read, the files sent, the step
+    first = staged(fleet, 0)
+    assert "var/tmp/ascend-npu-scripts/install.sh" in first
+    assert any(path.startswith("var/tmp/packages/Ascend-hdk-910b-npu-driver_24.1.rc2") for path in first)
+    assert staged(fleet, 1) == {} and fleet.steps(fleet.addresses[1]) == []
+    assert (fleet.addresses[0], fleet.port) in bastion.forwards()
+    opened = fleet.opened
+    again = run(spec, "install")
+    assert again.returncode == 0, again.stderr
+    assert fleet.opened - opened == 2 and staged(fleet, 0) == first  # nothing sent, nothing touched
+    assert fleet.steps(fleet.addresses[0]) == ["install", "install"]
+
+
+@pytest.mark.parametrize("index", [1, 2])
+def test_verify_reports_what_the_real_verify_prints(world, index):
+    fleet = world[0]
+    spec = spec_of(world, index)
+    assert run(spec, "install").returncode == 0
+    done = run(spec, "verify")
+    assert done.returncode == 0, done.stderr
+    report = _verified(done.stdout)
+    name = "310P3" if CHIPS[index] == "310P" else "910B2"
+    chips = [{"npu": c["npu"], "chip": c["chip"], "name": name, "health": "OK", "busId": c["busId"]}
+             for c in report["chips"]]
+    real = subprocess.run([sys.executable, str(REPO / "components/host/scripts/verify_report.py"),
+                           "--node", f"fleet-npu-{index}", "--expected-chips", "8", "--reboot-pending", "false",
+                           "--chips", json.dumps(chips), "--found", f"driver={NEW['driver']}",
+                           "--found", f"firmware={NEW['firmware']}", "--found", f"toolkit={NEW['cann']}",
+                           "--found", f"dockerRuntime=v{NEW['dockerRuntime']}"], capture_output=True, text=True)
+    assert done.stdout.splitlines()[-1] == real.stdout.splitlines()[-1]
+    assert report["healthy"] and len(report["chips"]) == 8 and report["node"] == f"fleet-npu-{index}"
+    assert len({(c["npu"], c["chip"]) for c in report["chips"]}) == 8
+    assert fleet.steps(fleet.addresses[index]) == ["install", "verify"]
+    assert sorted(Path(p).name for p in staged(fleet, index) if "scripts" in p) == ["install.sh", "verify.sh"]
+
+
+def test_the_destroy_record_and_a_changed_staged_script_sent_again(world):
+    fleet = world[0]
+    spec = spec_of(world, 2)
+    done = run(spec, "on_destroy")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[on-destroy] on destroy: keep the software (rollout.uninstallOnDestroy " \
+                                           "is off)"
+    assert run(spec, "verify").returncode == 0
+    (fleet.root(fleet.addresses[2]) / "var/tmp/ascend-npu-scripts/verify.sh").write_text("changed\n")
+    opened = fleet.opened
+    assert run(spec, "verify").returncode == 0  # its hash is not the one the step names: sent again
+    assert fleet.opened - opened == 3
