@@ -12,10 +12,8 @@ language host (not built here). `--up [N ...]` runs `pulumi up` instead, each si
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import math
-import os
 import pstats
 import re
 import resource
@@ -29,6 +27,7 @@ from pathlib import Path
 
 import yaml
 
+from bench.process_tree import reap_orphans, run_reaped
 from bench.synthetic import PASSPHRASE, ROOT, synthetic_stack
 from engine.cache import BIN
 from engine.cluster import kwok_stages_dir, prepare
@@ -41,7 +40,6 @@ STACK = "bench"
 # What each command prints of the resources it created; `up` runs as up.yml runs it, without a preview.
 COUNTED = {"preview": re.compile(r"\+ (\d+) to create"), "up": re.compile(r"\+ (\d+) created")}
 UP_FLAGS = {"up": ("--yes", "--skip-preview")}
-PR_SET_CHILD_SUBREAPER = 36
 
 
 def children_cpu() -> tuple[float, int]:
@@ -101,30 +99,6 @@ def preview(folder: Path, env: dict, program: str = "", command: str = "preview"
     return json.loads(lines[-1]) if done.returncode == 0 and lines else {"error": done.stderr.strip()[-300:]}
 
 
-def run_reaped(argv: list[str], cwd: Path, env: dict) -> tuple[int, str]:
-    """ARGV to its end and its output; every process it leaves orphaned is reaped here as well (this process is their
-    subreaper), so that children_cpu() counts it too: an `ssh` never waits for its ProxyCommand (the bastion hop)."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
-        while (reaped := os.waitpid(-1, 0))[0] != proc.pid:
-            pass
-        proc.returncode = os.waitstatus_to_exitcode(reaped[1])
-        out.seek(0)
-        return proc.returncode, out.read().decode(errors="replace")
-
-
-def reap_orphans(limit: float = 10) -> None:
-    """Wait for the orphans still running (up to LIMIT seconds), reaping each."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                time.sleep(0.05)
-        except ChildProcessError:
-            return
-
-
 def one(folder: Path, env: dict, extra: tuple[str, ...] = (), command: str = "preview") -> dict:
     """`--one FOLDER ENV [COMMAND]`: the preview (or `up`) itself, with the CPU and peak memory of every process it
     started."""
@@ -132,7 +106,7 @@ def one(folder: Path, env: dict, extra: tuple[str, ...] = (), command: str = "pr
     cpu0, _ = children_cpu()
     start = time.monotonic()
     with ProgramHost(cwd=folder, env=env) as host:
-        code, out = run_reaped([*words, "--client", host.address, *extra], folder, env)
+        code, out, split = run_reaped([*words, "--client", host.address, *extra], folder, env, host.pid)
     wall = time.monotonic() - start
     reap_orphans()
     (folder / f"pulumi-{command}.log").write_text(out)
@@ -141,7 +115,7 @@ def one(folder: Path, env: dict, extra: tuple[str, ...] = (), command: str = "pr
         return {"error": " | ".join(out.strip().splitlines()[-12:]) if out.strip() else f"exit {code}"}
     found = COUNTED[command].search(out)
     return {"resources": int(found.group(1)) if found else 0, "wall_s": wall, "cpu_s": cpu1 - cpu0,
-            "peak_mib": peak / 1024}
+            "peak_mib": peak / 1024, "cpu_parts": split}
 
 
 def measure(sizes: tuple[int, ...], work: Path, extra_env: dict[str, str]) -> list[dict]:

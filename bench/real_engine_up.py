@@ -140,6 +140,10 @@ def print_state(row: dict) -> None:
           f"URN names it (largest, KiB: {kinds}), the whole state / N {program['state_bytes'] / nodes / 1024:.1f} "
           f"KiB (bare {bare['state_bytes'] / nodes / 1024:.1f}); ssh connections to the nodes: {program['opened']} "
           f"in all, at most {program['at_once']} at once", flush=True)
+    parts = sorted(program["cpu_parts"].items(), key=lambda part: -part[1])
+    rest = program["cpu_s"] - sum(seconds for _, seconds in parts)
+    print("        program CPU by part, s: " + ", ".join(f"{name} {seconds:.1f}" for name, seconds in parts) +
+          f", the rest (the bastion hops, which ssh leaves to the measuring process) {rest:.1f}", flush=True)
 
 
 def main_up(sizes: tuple[int, ...], keep: Path | None = None) -> int:

@@ -109,6 +109,11 @@ class ProgramHost:
         self.address = f"127.0.0.1:{line}"
         return self
 
+    @property
+    def pid(self) -> int:
+        """The program host's process id (0 before it starts)."""
+        return self._proc.pid if self._proc is not None else 0
+
     def __exit__(self, *exc) -> None:
         if self._proc is not None and self._proc.poll() is None:
             self._proc.terminate()
