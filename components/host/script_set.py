@@ -14,8 +14,6 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from components.host.parameters import step_names
-
 SCRIPTS = Path(__file__).parent / "scripts"
 # CopyToRemote puts a directory source at `remotePath/<its name>` (pulumi-command v1.2.1,
 # provider/pkg/provider/remote/copyController.go); run_step.sh reads the scripts from there.
@@ -65,6 +63,8 @@ BUNDLE_LIMIT = 128 * 1024
 def script_text(step: str) -> str:
     """The self-contained script of a step: lib.sh, the parameters it requires, its Python bundle, then the other
     parts concatenated."""
+    from components.host.parameters import step_names  # the config model: not for node_step, which needs none
+
     first, *rest = STEP_PARTS[step]
     required = f"STEP_PARAMS=({' '.join(step_names(step))})\n"
     return _joined(SCRIPTS, (first,)) + required + python_bundle(step) + _joined(SCRIPTS, tuple(rest))
