@@ -110,11 +110,17 @@ def parse(argv: list[str], env: dict[str, str]) -> DrainCall:
                      evict=args.evict or legacy, reason=env.get(REASON_ENV, ""), contract=args.contract)
 
 
-def previous_reason(stdout: str) -> Optional[str]:
-    """The reason the last successful run of the step drained for: its JSON line (any contract) in STDOUT."""
+def last_result(stdout: str) -> dict:
+    """A local step's last JSON object line in STDOUT (its previous run's result line), or {} when there is none."""
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
     try:
-        return json.loads(lines[-1]).get("for") if lines else None
-    except (ValueError, AttributeError):
-        return None
+        result = json.loads(lines[-1]) if lines else {}
+    except ValueError:
+        return {}
+    return result if isinstance(result, dict) else {}
+
+
+def previous_reason(stdout: str) -> Optional[str]:
+    """The reason the last successful run of the step drained for: its JSON line (any contract) in STDOUT."""
+    return last_result(stdout).get("for")
 

@@ -15,7 +15,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from components.drain.contract import PYTHON
+from components.drain.contract import PYTHON, ContractError, last_result
 
 CONTRACT = 1
 # The labels and taints to apply, as JSON; `pulumi preview --diff` shows them as the step's environment.
@@ -25,10 +25,6 @@ STEPS = ("apply", "release")
 # do (`pulumi-kubernetes-<random>`): a replaced or renamed step's release then never takes off what its successor
 # applied, since a field two appliers set stays while either still owns it.
 MANAGER_PREFIX = "ascend-npu-labels-"
-
-
-class ContractError(ValueError):
-    """A stored command this program cannot run as its writer meant it."""
 
 
 @dataclass(frozen=True)
@@ -75,11 +71,7 @@ def new_manager() -> str:
 
 def recorded_manager(stdout: str) -> Optional[str]:
     """The field manager the step's last successful run applied with: its JSON line in STDOUT."""
-    lines = [line for line in stdout.splitlines() if line.startswith("{")]
-    try:
-        manager = json.loads(lines[-1]).get("fieldManager") if lines else None
-    except (ValueError, AttributeError):
-        return None
+    manager = last_result(stdout).get("fieldManager")
     return manager if isinstance(manager, str) and manager.startswith(MANAGER_PREFIX) else None
 
 
