@@ -100,7 +100,7 @@ class ProgramHost:
         # The project's virtualenv when it has one, as the language host takes Pulumi.yaml's `virtualenv`.
         venv = self.cwd / ".venv" / "bin" / "python"
         python = str(venv) if venv.exists() else sys.executable
-        self._proc = subprocess.Popen([python, "-m", "engine.program_host"], cwd=REPO, env=env,
+        self._proc = subprocess.Popen([python, str(REPO / "engine" / "program_host.py")], cwd=REPO, env=env,
                                       stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
         line = self._proc.stdout.readline().strip()
         if not line.isdigit():

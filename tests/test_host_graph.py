@@ -77,7 +77,8 @@ def expected_host_edges(spec, resources) -> set[tuple[str, str]]:
             first = ["drain"] if drains else []
             urn = {s: step(resources, node, s).urn for s in first + ["install", "verify", "destroy",
                                                                       "on-destroy"] + (["uncordon"] if drains else [])}
-            edges |= {(urn[s], gate) for s in first + ["install"] for gate in previous}
+            # The wave's gate on its first step only: the install waits for it through the drain.
+            edges |= {(urn[s], gate) for s in (first or ["install"]) for gate in previous}
             edges |= {(urn["install"], urn[s]) for s in first}
             edges |= {(urn["verify"], urn["install"]), (urn["destroy"], urn["install"]),
                       (urn["on-destroy"], urn["destroy"]), (patches[node], urn[last])}
@@ -158,13 +159,13 @@ def test_wave_k_plus_1_starts_only_after_every_node_of_wave_k_verified_and_uncor
     stack, resources, waves = graph
     for earlier, later in zip(waves, waves[1:]):
         gate = {step(resources, n, "uncordon").urn for n in earlier}
-        for node in later:
-            for first in ("install", "drain"):  # no node of wave k+1 is cordoned while one of wave k still is
-                assert gate <= set(step(resources, node, first).dependencies), node
+        for node in later:  # no node of wave k+1 is cordoned while one of wave k still is
+            assert gate <= set(step(resources, node, "drain").dependencies), node
     for node in waves[0]:
         drain = step(resources, node, "drain")
         assert not any(d for d in drain.dependencies if resources.get(d) and resources[d].type in (COMMAND, LOCAL))
-        assert step(resources, node, "install").dependencies == [drain.urn]
+    for node in (n for wave in waves for n in wave):  # and through its drain, no install before it either
+        assert step(resources, node, "install").dependencies == [step(resources, node, "drain").urn], node
 
 
 def test_waves_hold_canaries_first_and_at_most_max_parallel(graph):

@@ -89,7 +89,9 @@ class AscendHost(pulumi.ComponentResource):
         first = list(after)
         if drains is not None:
             self.drain = self._local(f"{name}-drain", drains.drain, None, drains.environment, after)
-            first.append(self.drain)
+            # The drain already waits for the previous wave: the install's edge to it alone orders both, and the
+            # state keeps one URN instead of one per node of that wave.
+            first = [self.drain]
         self.install = self._step(name, steps["install"], first, upload=upload, stdin=mirror_login)
         self.reboot_wait = reboot_wait(name, spec, node, self.install, self.install.stdout, self)
         back = [self.install, *([self.reboot_wait] if self.reboot_wait else [])]
