@@ -17,8 +17,9 @@ from components.config import parse_stack
 from components.host.commands import host_steps
 from components.host.component import _verified, uploads
 from components.host.step_runner import step_command
+from components.host.openssh import Endpoint, Session
 from testkit.fakenode.bastion import Bastion
-from testkit.fakenode.fleet import SSHD, Fleet
+from testkit.fakenode.fleet import SSHD, Fleet, fleet_address
 from testkit.fakenode.packages import NEW, build_packages, stack_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,13 +52,14 @@ def world(tmp_path_factory):
         yield fleet, bastion, key.read_text(), build_packages(tmp / "packages")
 
 
-def spec_of(world, index: int):
-    """A stack whose one node is the fleet's INDEX-th, reached through the bastion, its installers uploaded."""
+def spec_of(world, index: int, address: str = ""):
+    """A stack whose one node is the fleet's INDEX-th (or at ADDRESS), reached through the bastion, its installers
+    uploaded."""
     fleet, bastion, key, packages = world
     raw = stack_config(packages, fleet.host_key)
     raw["ssh"] = {"user": "root", "port": fleet.port,
                   "bastion": {"host": bastion.address, "port": bastion.port, "hostKey": bastion.host_key}}
-    raw["nodes"] = [{**raw["nodes"][0], "name": f"fleet-npu-{index}", "address": fleet.addresses[index],
+    raw["nodes"] = [{**raw["nodes"][0], "name": f"fleet-npu-{index}", "address": address or fleet.addresses[index],
                      "chip": CHIPS[index]}]
     return parse_stack(raw, private_key=key)
 
@@ -97,6 +99,21 @@ def test_install_stages_its_files_once_in_the_nodes_own_sandbox_through_the_bast
     assert again.returncode == 0, again.stderr
     assert fleet.opened - opened == 2 and staged(fleet, 0) == first  # nothing sent, nothing touched
     assert fleet.steps(fleet.addresses[0]) == ["install", "install"]
+    # The hops' VERBOSE lines are kept for a failure alone: nothing of them in a step's output, which the state keeps.
+    for out in (done.stderr, again.stderr):
+        assert "Authenticated to" not in out and "Killed by signal" not in out and "debug" not in out, out
+
+
+def test_a_node_the_bastion_cannot_reach_fails_in_the_bastions_words(world, capfd):
+    fleet, bastion, key = world[0], world[1], world[2]
+    node = Endpoint(fleet_address(249), fleet.port, "root", fleet.host_key)  # in the fleet's range, served by nothing
+    with Session(node, Endpoint(bastion.address, bastion.port, "root", bastion.host_key), key) as ssh:
+        ran, streamed = ssh.run("true", 30), ssh.stream("true")
+    for said in (ran.said, streamed.said):  # one dial each, the hop's line each time
+        assert said == "channel 0: open failed: connect failed: Connection refused", said
+    assert ran.code == streamed.code == 255
+    passed_on = capfd.readouterr().err  # the hop's lines are the caller's to tell, the node's ssh said its own
+    assert passed_on.strip() == "kex_exchange_identification: Connection closed by remote host", passed_on
 
 
 @pytest.mark.parametrize("index", [1, 2])

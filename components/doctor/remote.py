@@ -1,6 +1,7 @@
 """The probe over SSH with the OpenSSH client: pinned host keys, the bastion as a jump host, bounded time."""
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import tempfile
@@ -82,8 +83,9 @@ def probe(spec: StackSpec, node: NodeSpec, identity: Optional[str], timeout: int
     with tempfile.TemporaryDirectory(prefix="ascend-npu-doctor-") as folder:
         words = ssh_command(spec, node, folder, identity, timeout)
         try:
+            # ssh_argv quotes the bastion's ProxyCommand for /bin/sh, which ssh runs it with as $SHELL.
             done = subprocess.run(words, input=probe_script(spec, node, bundle), capture_output=True, text=True,
-                                  timeout=timeout)
+                                  timeout=timeout, env={**os.environ, "SHELL": "/bin/sh"})
         except subprocess.TimeoutExpired:
             return HostReport(node.name, error=f"no answer over SSH within {timeout} s")
         except OSError as err:

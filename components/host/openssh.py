@@ -105,10 +105,13 @@ def known_host(end: Endpoint) -> str:
 
 
 def ssh_argv(node: Endpoint, bastion: Optional[Endpoint], known_hosts: Path, identity: Optional[str],
-             connect_timeout: int, jump_log_level: str = "ERROR") -> list[str]:
+             connect_timeout: int, jump_log: Optional[Path] = None) -> list[str]:
     """`ssh` to NODE (through BASTION) trusting only their pinned keys (written to KNOWN_HOSTS), never prompting,
     its connect bounded; up to the destination, the remote command is the caller's. Without IDENTITY (a key file)
-    the caller's agent authenticates."""
+    the caller's agent authenticates. With JUMP_LOG, the jump writes its VERBOSE lines there, not on ssh's stderr.
+
+    ssh runs the ProxyCommand as `$SHELL -c "exec COMMAND"` (OpenSSH 9.2p1 sshconnect.c L97, L204-205, L241-243):
+    the caller sets SHELL=/bin/sh for the quoting below."""
     known_hosts.write_text("".join(known_host(end) for end in (node, bastion) if end is not None))
     common = ["-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
               "-o", f"UserKnownHostsFile={known_hosts}", "-o", "GlobalKnownHostsFile=/dev/null",
@@ -118,9 +121,11 @@ def ssh_argv(node: Endpoint, bastion: Optional[Endpoint], known_hosts: Path, ide
     options = [*common, "-o", "LogLevel=ERROR", "-p", str(node.port)]
     if bastion is not None:
         # The jump host is dialled with the same options: its own pinned key, the same identity.
-        jump = ["ssh", *common, "-o", f"LogLevel={jump_log_level}", "-p", str(bastion.port), "-W", "%h:%p",
-                f"{bastion.user}@{bastion.host}"]
-        options += ["-o", "ProxyCommand=" + " ".join(shlex.quote(word) for word in jump)]
+        jump = ["ssh", *common, "-o", f"LogLevel={'VERBOSE' if jump_log else 'ERROR'}", "-p", str(bastion.port),
+                "-W", "%h:%p", f"{bastion.user}@{bastion.host}"]
+        # ssh percent-expands the whole ProxyCommand, the log's path too.
+        log = f" 2>>{shlex.quote(str(jump_log)).replace('%', '%%')}" if jump_log else ""
+        options += ["-o", "ProxyCommand=" + " ".join(shlex.quote(word) for word in jump) + log]
     return ["ssh", *options, f"{node.user}@{node.host}"]
 
 
@@ -137,7 +142,7 @@ class Session:
 
     def __init__(self, node: Endpoint, bastion: Optional[Endpoint], key: Optional[str]):
         self.node, self.bastion, self.key = node, bastion, key
-        self.env = dict(os.environ)
+        self.env = {**os.environ, "SHELL": "/bin/sh"}
         self._key_fd: Optional[int] = None
 
     def __enter__(self) -> Session:
@@ -146,9 +151,12 @@ class Session:
         self.folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
         try:
             identity = self._hold_key(self.key) if self.key is not None else None
-            # At VERBOSE the jump says why the bastion could not reach the node.
+            # At VERBOSE the jump says why the bastion could not reach the node: kept aside, read when a dial
+            # fails, never passed on with the step's output (where "Killed by signal 1." of every hop that ends
+            # would read as an error, and be stored in the step's stderr).
+            self.jump_log = self.folder / "jump.log"
             self.argv = ssh_argv(self.node, self.bastion, self.folder / "known_hosts", identity, CONNECT_TIMEOUT,
-                                 jump_log_level="VERBOSE")
+                                 jump_log=self.jump_log if self.bastion else None)
         except BaseException:
             self.__exit__()
             raise
@@ -174,7 +182,15 @@ class Session:
                                   timeout=limit, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         except subprocess.TimeoutExpired:
             return Answer(255, "", f"no answer within {limit:.0f} s")
-        return Answer(done.returncode, done.stdout, cause(done.stderr))
+        return Answer(done.returncode, done.stdout, self._cause(done.stderr))
+
+    def _cause(self, stderr: str) -> str:
+        """Why this dial failed, from the jump's lines and ssh's; the jump's are cleared for the next dial."""
+        jump = ""
+        if self.bastion is not None and self.jump_log.exists():
+            jump = self.jump_log.read_text(errors="replace")
+            self.jump_log.write_text("")
+        return cause(jump + "\n" + stderr)
 
     def stream(self, command: str, stdin: Optional[str] = None, feed: Optional[Callable[[BinaryIO], None]] = None,
                keep: bool = False) -> Streamed:
@@ -192,8 +208,8 @@ class Session:
         code = proc.wait()
         for pump in pumps[:2]:
             pump.join()
-        return Streamed(code, bool(out), cause(err.decode(errors="replace")) if code == 255 else "",
-                        out.decode(errors="replace") if keep else "")
+        said = self._cause(err.decode(errors="replace"))
+        return Streamed(code, bool(out), said if code == 255 else "", out.decode(errors="replace") if keep else "")
 
 
 # What of a command's stderr is kept to say why ssh failed.
