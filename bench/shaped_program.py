@@ -1,6 +1,5 @@
 """The shaped floor: the program's components, parents, resource types and edges, wired by the same rollout
 code, with trivial inputs. What the real program costs beyond this is what its own code adds."""
-from pathlib import Path
 from types import SimpleNamespace
 
 import pulumi
@@ -21,7 +20,6 @@ class Component(pulumi.ComponentResource):
         self.register_outputs({})
 
 
-SCRIPTS = pulumi.FileArchive(str(Path(__file__).parent))  # any folder: the floor stages nothing
 nodes = [SimpleNamespace(name=f"node-{i:04d}", wave=None) for i in range(NODES)]
 canaries = tuple(n.name for n in (nodes[0], nodes[3]) if NODES > 3) or (nodes[0].name,)
 platform = Component("AscendNpuPlatform", "shaped", None)
@@ -35,18 +33,18 @@ def build_wave(wave, after):
     gates = []
     for node in wave:
         host = Component("AscendHost", f"shaped-{node.name}", pulumi.ResourceOptions(parent=platform))
-        conn = remote.ConnectionArgs(host=node.name)
-        scripts = remote.CopyToRemote(f"shaped-{node.name}-scripts", connection=conn, source=SCRIPTS,
-                                      remote_path="/var/tmp", opts=pulumi.ResourceOptions(parent=host,
-                                                                                          depends_on=after))
         drain = local.Command(f"shaped-{node.name}-drain", create="true", environment={"REASON": "r"},
                               opts=pulumi.ResourceOptions(parent=host, depends_on=after))
-        install = remote.Command(f"shaped-{node.name}-install", connection=conn, create="true",
-                                 opts=pulumi.ResourceOptions(parent=host, depends_on=[scripts, drain]))
-        verify = remote.Command(f"shaped-{node.name}-verify", connection=conn, create="true",
+        # The host steps are local commands (node_step); the install waits for the wave before through the drain.
+        install = local.Command(f"shaped-{node.name}-install", create="true",
+                                opts=pulumi.ResourceOptions(parent=host, depends_on=[drain]))
+        verify = local.Command(f"shaped-{node.name}-verify", create="true",
+                               opts=pulumi.ResourceOptions(parent=host, depends_on=[install]))
+        destroy = local.Command(f"shaped-{node.name}-destroy", create="true", delete="true",
                                 opts=pulumi.ResourceOptions(parent=host, depends_on=[install]))
-        on_destroy = remote.Command(f"shaped-{node.name}-on-destroy", connection=conn, create="true",
-                                    opts=pulumi.ResourceOptions(parent=host, depends_on=[install]))
+        # Earlier releases' destroy, kept emptied: a remote command that never dials.
+        on_destroy = remote.Command(f"shaped-{node.name}-on-destroy", connection=remote.ConnectionArgs(host=node.name),
+                                    opts=pulumi.ResourceOptions(parent=host, depends_on=[destroy]))
         uncordon = local.Command(f"shaped-{node.name}-uncordon", create="true", delete="true",
                                  environment={"REASON": "r"},
                                  opts=pulumi.ResourceOptions(parent=host, depends_on=[verify, on_destroy]))
