@@ -80,7 +80,7 @@ def program_stack(work: Path, nodes: int, plane: ControlPlane, extra_env: dict[s
 @contextlib.contextmanager
 def control_plane(work: Path) -> Iterator[ControlPlane]:
     """A local cluster for the run, stopped whatever happens."""
-    plane = ControlPlane(work / "cluster")
+    plane = ControlPlane(work / "cluster", tied=True)
     plane.start(kwok_stages_dir())
     try:
         prepare(plane.kube())

@@ -1,6 +1,7 @@
 """etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok as processes on loopback."""
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ from engine.cache import BIN
 from engine.pki import make_pki, write_kubeconfig
 
 SERVICE_CIDR = "10.96.0.0/16"
+PR_SET_PDEATHSIG = 1
 # The order they start in; stop goes the other way.
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 # kwok's own stage definitions, read from the kwok release that `make engine` built: nodes become Ready and
@@ -25,6 +27,11 @@ KWOK_STAGES = ("node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node
                "pod/general/pod-create.yaml", "pod/general/pod-init-container-running.yaml",
                "pod/general/pod-init-container-completed.yaml", "pod/general/pod-ready.yaml",
                "pod/general/pod-complete.yaml", "pod/general/pod-delete.yaml")
+
+
+def _terminate_with_parent() -> None:
+    """SIGTERM when the thread that started this process ends (prctl PR_SET_PDEATHSIG)."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def free_port() -> int:
@@ -41,6 +48,9 @@ class ControlPlane:
     context: str = "ascend-npu-local"
     # Extra kube-apiserver flags (an authenticator a scenario serves, say).
     apiserver_args: tuple[str, ...] = ()
+    # Stopped by the kernel when the process that started it dies, even killed (a bench's or a test run's own
+    # cluster); `make cluster`'s outlives the make that started it.
+    tied: bool = False
     _api: Api | None = field(default=None, init=False, repr=False)
 
     @property
@@ -80,8 +90,10 @@ class ControlPlane:
         (self.home / "run").mkdir(parents=True, exist_ok=True)
         (self.home / "logs").mkdir(parents=True, exist_ok=True)
         log = open(self.home / "logs" / f"{name}.log", "ab")
+        # A session of its own: a ^C at the terminal reaches the caller, which stops the cluster in order.
         proc = subprocess.Popen([str(BIN / ("kwok" if name == "kwok" else name)), *args], stdout=log, stderr=log,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+                                stdin=subprocess.DEVNULL, start_new_session=True,
+                                preexec_fn=_terminate_with_parent if self.tied else None)
         (self.home / "run" / f"{name}.pid").write_text(str(proc.pid))
         print(f"cluster: {name} started (pid {proc.pid}, log {self.home / 'logs' / (name + '.log')})", flush=True)
 

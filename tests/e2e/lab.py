@@ -81,7 +81,7 @@ class Lab:
         port = shared_port()
         nodes = {name: FakeNode(root / name, self.packages, address=address, port=port)
                  for name, address in zip(milestones.NODE_NAMES, ADDRESSES)}
-        plane = ControlPlane(root / "cluster")
+        plane = ControlPlane(root / "cluster", tied=True)
         # Each part is stopped even when stopping another one fails: a leaked control plane outlives the run.
         parts = self._parts
         for name, node in nodes.items():

@@ -72,7 +72,7 @@ def test_an_expired_exec_token_is_renewed_while_a_budget_holds_the_eviction(tmp_
     issuer = TokenIssuer(tmp_path, LIFE)
     args = (f"--authentication-token-webhook-config-file={issuer.webhook_config(tmp_path / 'webhook.yaml')}",
             *WEBHOOK_ARGS)
-    plane = ControlPlane(tmp_path / "cluster", context="admin", apiserver_args=args)
+    plane = ControlPlane(tmp_path / "cluster", context="admin", apiserver_args=args, tied=True)
     try:
         plane.start(kwok_stages_dir())
         kube = plane.kube()

@@ -140,14 +140,22 @@ def test_stack_export_bytes_per_node(world: World):
     state = json.loads(run.out)
     per_node: dict[str, int] = {}
     inputs: dict[str, int] = {}
+    parts: dict[str, dict[str, int]] = {}  # by node, bytes by resource (its name without the node's) and stack traces
     for resource in state["deployment"]["resources"]:
         for name in world.config_node_names():
             if f"-{name}" in resource["urn"]:
                 per_node[name] = per_node.get(name, 0) + len(json.dumps(resource))
                 inputs[name] = inputs.get(name, 0) + len(json.dumps(resource.get("inputs", {})))
+                part = resource["urn"].rsplit("::", 1)[1].replace(name, "<node>")
+                parts.setdefault(name, {})[part] = len(json.dumps(resource))
+                parts[name]["stack traces"] = (parts[name].get("stack traces", 0) +
+                                               len(json.dumps(resource.get("stackTrace", []))))
     total = len(run.out)
     print(f"e2e: state {total} bytes; per node (whole / inputs): " +
           ", ".join(f"{n} {b} / {inputs[n]}" for n, b in sorted(per_node.items())))
+    for name, sizes in sorted(parts.items()):
+        print(f"e2e: {name} by resource: " + ", ".join(f"{part} {size}" for part, size in
+                                                      sorted(sizes.items(), key=lambda item: -item[1])))
     assert per_node and all(size > 0 for size in per_node.values())
     assert max(inputs.values()) <= 16 * 1024, inputs
     assert not any("STEP=install" in json.dumps(r) for r in state["deployment"]["resources"])
