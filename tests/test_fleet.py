@@ -16,8 +16,8 @@ import pytest
 from components.config import parse_stack
 from components.host.commands import host_steps
 from components.host.component import _verified, uploads
-from components.host.step_runner import step_command
 from components.host.openssh import Endpoint, Session
+from components.host.step_runner import step_command
 from testkit.fakenode.bastion import Bastion
 from testkit.fakenode.fleet import SSHD, Fleet, fleet_address
 from testkit.fakenode.packages import NEW, build_packages, stack_config
