@@ -80,7 +80,7 @@ class AscendCluster(pulumi.ComponentResource):
 
         namespace = next(b.obj for b in built if b.owner == NAMESPACE)
         self.namespace_resource = register(f"{name}-namespace", namespace, self._child)
-        self.namespace = self.namespace_resource.metadata.name
+        self.namespace = self.namespace_resource.metadata["name"]
         self.pull_secret = self._pull_secret() if self._spec.registry_credentials is not None else None
         self.node_labels = {n.name: node_labels(n, self._spec.versions) for n in self._spec.nodes}
         self.node_patches: dict[str, local.Command] = {}
@@ -174,7 +174,7 @@ class AscendCluster(pulumi.ComponentResource):
         """The operand's workloads by key; one waiting for its canary, maybe not registered yet, by its object."""
         if CANARY in op.waits:
             return {key: obj["metadata"]["name"] for key, obj in self._workload_objects[op.name].items()}
-        return {key: resource.metadata.name for key, resource in self.workloads[op.name].items()}
+        return {key: resource.metadata["name"] for key, resource in self.workloads[op.name].items()}
 
     def _register(self, obj: dict[str, Any], after: Sequence[pulumi.Resource],
                   timeouts: Optional[pulumi.CustomTimeouts] = None, stable: Optional[str] = None

@@ -159,3 +159,6 @@ def test_stack_export_bytes_per_node(world: World):
     assert per_node and all(size > 0 for size in per_node.values())
     assert max(inputs.values()) <= 16 * 1024, inputs
     assert not any("STEP=install" in json.dumps(r) for r in state["deployment"]["resources"])
+    # What verify found is stored as the stack's `nodes` output, and in no component's outputs again.
+    holders = [r["type"] for r in state["deployment"]["resources"] if "nodes" in r.get("outputs", {})]
+    assert holders == ["pulumi:pulumi:Stack"], holders
