@@ -82,6 +82,7 @@ def test_the_release_before_installed_and_this_one_takes_over_without_running_an
     installs = world.install_counts(FIRST_THREE)
     assert all(installs.values()), installs
     assert all("take()" in text and "$ASCEND_NPU_RUN_STEP" not in text for text in stored_installs(world))
+    objects = kubernetes_objects(world)
     with Watch(world, FIRST_THREE) as watch:
         run = world.up()
     # Each node's install, verify and destroy record run again (their stored command changed form) and change
@@ -91,7 +92,18 @@ def test_the_release_before_installed_and_this_one_takes_over_without_running_an
     assert watch.samples > 10 and watch.seen == {name: set() for name in FIRST_THREE}, watch.seen
     assert "Traceback" not in run.out
     assert all('bash -c "$ASCEND_NPU_RUN_STEP"' in text for text in stored_installs(world))
+    # The cluster layer's objects, which the release before registered through pulumi_kubernetes's typed classes
+    # and this one by their type token, are left as they were: not one updated, replaced or created again.
+    after = kubernetes_objects(world)
+    assert objects and {urn: after.get(urn) for urn in objects} == objects, after
     world.preview("--expect-no-changes")
+
+
+def kubernetes_objects(world: World) -> dict[str, str]:
+    """The state's Kubernetes objects (not the release before's NodePatches) and when each was last changed."""
+    state = json.loads(world.pulumi("stack", "export", "--stack", STACK, program=False).out)
+    return {r["urn"]: r.get("modified", "") for r in state["deployment"]["resources"]
+            if r["type"].startswith("kubernetes:") and r["type"] != "kubernetes:core/v1:NodePatch"}
 
 
 def stored_installs(world: World) -> list[str]:
