@@ -104,12 +104,18 @@ def bare_up(work: Path, resources: int) -> dict:
     env = cli_env(work / "bare-state", PASSPHRASE)
     init_stack(folder, doc, env)
     figures = preview(folder, env, str(ROOT / "bench" / "bare_commands.py"), command="up")
-    return {**figures, **({"state_bytes": len(exported(folder, env))} if "error" not in figures else {})}
+    return {**figures, **({"state_bytes": compact_bytes(exported(folder, env))} if "error" not in figures else {})}
 
 
 def exported(folder: Path, env: dict) -> str:
+    """The state as `pulumi stack export` prints it (indented JSON)."""
     return subprocess.run([str(BIN / "pulumi"), "stack", "export", "--stack", STACK], cwd=folder, env=env,
                           check=True, capture_output=True, text=True).stdout
+
+
+def compact_bytes(text: str) -> int:
+    """The state's bytes without the export's indentation, measured as the per-node figure is (json.dumps)."""
+    return len(json.dumps(json.loads(text)))
 
 
 def state_figures(text: str, names: list[str]) -> dict:
@@ -124,7 +130,7 @@ def state_figures(text: str, names: list[str]) -> dict:
                 per_node[node] += size
                 kinds[name.replace(node, "<node>")] += size
     largest = sorted(kinds.items(), key=lambda kind: -kind[1])[:4]
-    return {"state_bytes": len(text), "node_bytes": sum(per_node.values()) / max(len(names), 1),
+    return {"state_bytes": compact_bytes(text), "node_bytes": sum(per_node.values()) / max(len(names), 1),
             "node_kinds": {kind: size / len(names) for kind, size in largest}}
 
 
@@ -135,11 +141,12 @@ def print_state(row: dict) -> None:
     nodes = row["nodes"]
     kinds = ", ".join(f"{kind.removeprefix('ascend-npu-')} {size / 1024:.1f}"
                       for kind, size in program["node_kinds"].items())
-    print(f"        after up: state (`pulumi stack export`) program {program['state_bytes'] / 1e6:.2f} MB, bare "
-          f"{bare['state_bytes'] / 1e6:.2f} MB; per node {program['node_bytes'] / 1024:.1f} KiB in the resources whose "
-          f"URN names it (largest, KiB: {kinds}), the whole state / N {program['state_bytes'] / nodes / 1024:.1f} "
-          f"KiB (bare {bare['state_bytes'] / nodes / 1024:.1f}); ssh connections to the nodes: {program['opened']} "
-          f"in all, at most {program['at_once']} at once", flush=True)
+    whole, bare_whole = program["state_bytes"] / nodes / 1024, bare["state_bytes"] / nodes / 1024
+    print(f"        after up: state (`pulumi stack export`, compact JSON) program {program['state_bytes'] / 1e6:.2f} "
+          f"MB, bare {bare['state_bytes'] / 1e6:.2f} MB; per node {program['node_bytes'] / 1024:.1f} KiB in the "
+          f"resources whose URN names it (largest, KiB: {kinds}), the whole state / N {whole:.1f} KiB (bare "
+          f"{bare_whole:.1f}); ssh connections to the nodes: {program['opened']} in all, at most {program['at_once']} "
+          "at once", flush=True)
     parts = sorted(program["cpu_parts"].items(), key=lambda part: -part[1])
     rest = program["cpu_s"] - sum(seconds for _, seconds in parts)
     print("        program CPU by part, s: " + ", ".join(f"{name} {seconds:.1f}" for name, seconds in parts) +
