@@ -88,7 +88,8 @@ def test_install_stages_its_files_once_in_the_nodes_own_sandbox_through_the_bast
     done = run(spec, "install")
     assert done.returncode == 0, done.stderr
     assert "[install] fleet node " + fleet.addresses[0] in done.stdout and "no reboot needed" in done.stdout
-    assert fleet.opened - opened == 3  # the hashes read, the files sent, the step
+    # One connection for the step: the hashes read, the files sent and the step share it (its ssh master).
+    assert fleet.opened - opened == 1
     first = staged(fleet, 0)
     assert "var/tmp/ascend-npu-scripts/install.sh" in first
     assert any(path.startswith("var/tmp/packages/Ascend-hdk-910b-npu-driver_24.1.rc2") for path in first)
@@ -97,7 +98,7 @@ def test_install_stages_its_files_once_in_the_nodes_own_sandbox_through_the_bast
     opened = fleet.opened
     again = run(spec, "install")
     assert again.returncode == 0, again.stderr
-    assert fleet.opened - opened == 2 and staged(fleet, 0) == first  # nothing sent, nothing touched
+    assert fleet.opened - opened == 1 and staged(fleet, 0) == first  # nothing sent, nothing touched
     assert fleet.steps(fleet.addresses[0]) == ["install", "install"]
     # The hops' VERBOSE lines are kept for a failure alone: nothing of them in a step's output, which the state keeps.
     for out in (done.stderr, again.stderr):
@@ -112,8 +113,8 @@ def test_a_node_the_bastion_cannot_reach_fails_in_the_bastions_words(world, capf
     for said in (ran.said, streamed.said):  # one dial each, the hop's line each time
         assert said == "channel 0: open failed: connect failed: Connection refused", said
     assert ran.code == streamed.code == 255
-    passed_on = capfd.readouterr().err  # the hop's lines are the caller's to tell, the node's ssh said its own
-    assert passed_on.strip() == "kex_exchange_identification: Connection closed by remote host", passed_on
+    # The dial's own lines (the hop's, the master's) are the caller's to tell: nothing passed on.
+    assert capfd.readouterr().err == ""
 
 
 @pytest.mark.parametrize("index", [1, 2])
@@ -150,4 +151,4 @@ def test_the_destroy_record_and_a_changed_staged_script_sent_again(world):
     (fleet.root(fleet.addresses[2]) / "var/tmp/ascend-npu-scripts/verify.sh").write_text("changed\n")
     opened = fleet.opened
     assert run(spec, "verify").returncode == 0  # its hash is not the one the step names: sent again
-    assert fleet.opened - opened == 3
+    assert fleet.opened - opened == 1

@@ -1,11 +1,10 @@
 """OpenSSH's `ssh` to one node, through the bastion when there is one, with the stack's pins and key; nothing on disk.
 
-The reboot wait dials a node many times while it comes back, each dial bounded: `ssh` closes its connection when it
-ends, and its ConnectTimeout bounds the TCP connect and the banner (readconf.c, sshconnect.c), where
+Each dial is bounded: ConnectTimeout bounds the TCP connect and the banner (readconf.c, sshconnect.c), where
 pulumi-command v1.2.1 bounds the TCP connect only and retries a failed handshake behind a bastion on the same dead
-connection (provider/pkg/provider/remote/connection.go L104, L222-241). The private key is held in an anonymous
-memory file (memfd) of this process, never written to a file system, and gone when it ends; every `ssh` dies with
-this process (PR_SET_PDEATHSIG), as a killed local command's children must.
+connection (provider/pkg/provider/remote/connection.go L104, L222-241). A session's commands share one connection
+(ssh_master.py). The private key is held in an anonymous memory file (memfd) of this process, never written to a
+file system; every `ssh` dies with this process (PR_SET_PDEATHSIG), as a killed local command's children must.
 """
 from __future__ import annotations
 
@@ -19,9 +18,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Optional
+
+from components.host.ssh_master import Master
 
 PR_SET_PDEATHSIG = 1
 PREFIX = "ascend-npu-ssh-"
@@ -109,9 +111,8 @@ def ssh_argv(node: Endpoint, bastion: Optional[Endpoint], known_hosts: Path, ide
     """`ssh` to NODE (through BASTION) trusting only their pinned keys (written to KNOWN_HOSTS), never prompting,
     its connect bounded; up to the destination, the remote command is the caller's. Without IDENTITY (a key file)
     the caller's agent authenticates. With JUMP_LOG, the jump writes its VERBOSE lines there, not on ssh's stderr.
-
-    ssh runs the ProxyCommand as `$SHELL -c "exec COMMAND"` (OpenSSH 9.2p1 sshconnect.c L97, L204-205, L241-243):
-    the caller sets SHELL=/bin/sh for the quoting below."""
+    ssh runs a ProxyCommand as `$SHELL -c "exec COMMAND"` (OpenSSH 9.2p1 sshconnect.c L97, L204-205, L241-243): the
+    caller sets SHELL=/bin/sh for the quoting below."""
     known_hosts.write_text("".join(known_host(end) for end in (node, bastion) if end is not None))
     common = ["-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
               "-o", f"UserKnownHostsFile={known_hosts}", "-o", "GlobalKnownHostsFile=/dev/null",
@@ -130,7 +131,7 @@ def ssh_argv(node: Endpoint, bastion: Optional[Endpoint], known_hosts: Path, ide
 
 
 def _remove_stale(parent: Path) -> None:
-    """Folders of runs that were killed (their pid is gone): they hold no secret, only their known_hosts."""
+    """Folders of runs that were killed (their pid is gone): no secret in them, only known_hosts, logs, a socket."""
     for folder in parent.glob(f"{PREFIX}*"):
         pid = folder.name.removeprefix(PREFIX).split("-", 1)[0]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
@@ -151,18 +152,20 @@ class Session:
         self.folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
         try:
             identity = self._hold_key(self.key) if self.key is not None else None
-            # At VERBOSE the jump says why the bastion could not reach the node: kept aside, read when a dial
-            # fails, never passed on with the step's output (where "Killed by signal 1." of every hop that ends
-            # would read as an error, and be stored in the step's stderr).
+            # At VERBOSE the jump says why the bastion could not reach the node: kept aside for a failed dial, never
+            # in the step's output (its "Killed by signal 1." would read as an error, and be stored in the state).
             self.jump_log = self.folder / "jump.log"
             self.argv = ssh_argv(self.node, self.bastion, self.folder / "known_hosts", identity, CONNECT_TIMEOUT,
                                  jump_log=self.jump_log if self.bastion else None)
+            self.master = Master(self.argv, self.folder, self.env, _die_with_parent)
         except BaseException:
             self.__exit__()
             raise
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if getattr(self, "master", None) is not None:
+            self.master.stop()
         if self._key_fd is not None:
             os.close(self._key_fd)
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -177,26 +180,34 @@ class Session:
 
     def run(self, command: str, limit: float) -> Answer:
         """COMMAND on the node, given up after LIMIT seconds whatever it waits for (exit 255 then)."""
+        started = time.monotonic()
+        failed = self.master.up(limit)
+        if failed is not None:
+            return Answer(255, "", self._cause("") or failed)
         try:
-            done = subprocess.run([*self.argv, command], env=self.env, capture_output=True, text=True, errors="replace",
-                                  timeout=limit, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+            done = subprocess.run([*self.master.client(self.argv), command], env=self.env, capture_output=True,
+                                  text=True, errors="replace", stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
+                                  timeout=max(limit - (time.monotonic() - started), 1))
         except subprocess.TimeoutExpired:
             return Answer(255, "", f"no answer within {limit:.0f} s")
         return Answer(done.returncode, done.stdout, self._cause(done.stderr))
 
     def _cause(self, stderr: str) -> str:
-        """Why this dial failed, from the jump's lines and ssh's; the jump's are cleared for the next dial."""
+        """Why this dial failed, from the jump's lines, the master's and ssh's; the logs are emptied for the next."""
         jump = ""
         if self.bastion is not None and self.jump_log.exists():
             jump = self.jump_log.read_text(errors="replace")
             self.jump_log.write_text("")
-        return cause(jump + "\n" + stderr)
+        return cause("\n".join((jump, self.master.said(), stderr)))
 
     def stream(self, command: str, stdin: Optional[str] = None, feed: Optional[Callable[[BinaryIO], None]] = None,
                keep: bool = False) -> Streamed:
         """COMMAND on the node, its stdout and stderr passed on as they come (stdout kept instead with KEEP), STDIN
         or what FEED writes as its input; no time limit but the connection's keepalives."""
-        proc = subprocess.Popen([*self.argv, command], env=self.env, stdin=subprocess.PIPE,
+        failed = self.master.up()
+        if failed is not None:
+            return Streamed(255, False, self._cause("") or failed)
+        proc = subprocess.Popen([*self.master.client(self.argv), command], env=self.env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_die_with_parent)
         out, err = bytearray(), bytearray()
         pumps = [threading.Thread(target=_pump, args=(proc.stdout, None if keep else sys.stdout.buffer, out)),
