@@ -152,3 +152,25 @@ def test_the_destroy_record_and_a_changed_staged_script_sent_again(world):
     opened = fleet.opened
     assert run(spec, "verify").returncode == 0  # its hash is not the one the step names: sent again
     assert fleet.opened - opened == 1
+
+
+def test_a_sessions_commands_share_one_connection_that_ends_with_the_session(world):
+    fleet, bastion, key = world[0], world[1], world[2]
+    node = Endpoint(fleet.addresses[0], fleet.port, "root", fleet.host_key)
+    opened = fleet.opened
+    with Session(node, Endpoint(bastion.address, bastion.port, "root", bastion.host_key), key) as ssh:
+        # The staging's own form (a command the fleet's nodes run as sent, node_files.py's first words).
+        answers = [ssh.run(f'r="${{ASCEND_ROOT:-}}"; echo {i}', 30) for i in range(3)]
+        master, socket_path = ssh.master._proc, ssh.master.socket
+        assert master is not None and master.poll() is None and socket_path.exists()
+    assert [(a.code, a.out) for a in answers] == [(0, "0\n"), (0, "1\n"), (0, "2\n")]
+    assert fleet.opened - opened == 1
+    assert master.poll() is not None and not socket_path.exists()  # closed with the session
+
+
+def test_a_folder_too_long_for_a_socket_dials_each_command_on_its_own(tmp_path):
+    from components.host.ssh_master import Master
+    deep = tmp_path / ("d" * 120)
+    master = Master(["ssh", "-p", "22", "root@node"], deep, {}, lambda: None)
+    assert not master.usable and master.up() is None
+    assert master.client(["ssh", "-p", "22", "root@node"]) == ["ssh", "-p", "22", "root@node"]
