@@ -28,9 +28,9 @@ def test_the_real_engine_bench_runs_both_programs_at_a_toy_size(lab: Lab):
     assert "PULUMI_SKIP_CHECKPOINTS=true" in done.stdout and "command provider (" in done.stdout
 
 
-STATE = re.compile(r"after up: state \(`pulumi stack export`, compact JSON\) program ([0-9.]+) MB, bare ([0-9.]+) MB; per node "
-                   r"([0-9.]+) KiB in the resources whose URN names it \(largest, KiB: .*\), the whole state / N .*; "
-                   r"ssh connections to the nodes: (\d+) in all, at most (\d+) at once")
+STATE = re.compile(r"after up: state \(`pulumi stack export`, compact JSON\) program ([0-9.]+) MB, bare ([0-9.]+) MB; "
+                   r"per node ([0-9.]+) KiB in the resources whose URN names it \(largest, KiB: .*\), "
+                   r"the whole state / N .*; ssh connections to the nodes: (\d+) in all, at most (\d+) at once")
 
 
 @pytest.mark.milestone("fresh")
