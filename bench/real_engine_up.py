@@ -104,7 +104,9 @@ def bare_up(work: Path, resources: int) -> dict:
     env = cli_env(work / "bare-state", PASSPHRASE)
     init_stack(folder, doc, env)
     figures = preview(folder, env, str(ROOT / "bench" / "bare_commands.py"), command="up")
-    return {**figures, **({"state_bytes": compact_bytes(exported(folder, env))} if "error" not in figures else {})}
+    if "error" in figures:
+        return figures
+    return {**figures, "state_bytes": compact_bytes(json.loads(exported(folder, env)))}
 
 
 def exported(folder: Path, env: dict) -> str:
@@ -113,16 +115,19 @@ def exported(folder: Path, env: dict) -> str:
                           check=True, capture_output=True, text=True).stdout
 
 
-def compact_bytes(text: str) -> int:
+
+
+def compact_bytes(state: dict) -> int:
     """The state's bytes without the export's indentation, measured as the per-node figure is (json.dumps)."""
-    return len(json.dumps(json.loads(text)))
+    return len(json.dumps(state))
 
 
 def state_figures(text: str, names: list[str]) -> dict:
     """The state's bytes; per node, the resources whose URN names it (their JSON), by kind of resource too."""
     per_node: dict[str, int] = defaultdict(int)
     kinds: dict[str, int] = defaultdict(int)
-    for resource in json.loads(text)["deployment"]["resources"]:
+    state = json.loads(text)
+    for resource in state["deployment"]["resources"]:
         name = resource["urn"].rsplit("::", 1)[-1]
         for node in names:
             if f"-{node}" in resource["urn"]:
@@ -130,7 +135,7 @@ def state_figures(text: str, names: list[str]) -> dict:
                 per_node[node] += size
                 kinds[name.replace(node, "<node>")] += size
     largest = sorted(kinds.items(), key=lambda kind: -kind[1])[:4]
-    return {"state_bytes": compact_bytes(text), "node_bytes": sum(per_node.values()) / max(len(names), 1),
+    return {"state_bytes": compact_bytes(state), "node_bytes": sum(per_node.values()) / max(len(names), 1),
             "node_kinds": {kind: size / len(names) for kind, size in largest}}
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Optional
 
-from components.host.ssh_master import Master
+from components.host.ssh_master import Master, taken
 
 PR_SET_PDEATHSIG = 1
 PREFIX = "ascend-npu-ssh-"
@@ -194,11 +194,7 @@ class Session:
 
     def _cause(self, stderr: str) -> str:
         """Why this dial failed, from the jump's lines, the master's and ssh's; the logs are emptied for the next."""
-        jump = ""
-        if self.bastion is not None and self.jump_log.exists():
-            jump = self.jump_log.read_text(errors="replace")
-            self.jump_log.write_text("")
-        return cause("\n".join((jump, self.master.said(), stderr)))
+        return cause("\n".join((taken(self.jump_log), self.master.said(), stderr)))
 
     def stream(self, command: str, stdin: Optional[str] = None, feed: Optional[Callable[[BinaryIO], None]] = None,
                keep: bool = False) -> Streamed:

@@ -25,6 +25,15 @@ LOGIN_BOUND_S = 60.0
 POLL_S = 0.01
 
 
+def taken(log: Path) -> str:
+    """What an ssh process appended to LOG since it was last taken; LOG is left empty (absent: nothing)."""
+    if not log.exists():
+        return ""
+    text = log.read_text(errors="replace")
+    log.write_text("")
+    return text
+
+
 class Master:
     """`ssh -M -N` to the node of ARGV (ssh_argv's words), started when a command first needs it."""
 
@@ -68,11 +77,7 @@ class Master:
 
     def said(self) -> str:
         """What the master logged since last asked (its log is emptied)."""
-        if not self.log.exists():
-            return ""
-        text = self.log.read_text(errors="replace")
-        self.log.write_text("")
-        return text
+        return taken(self.log)
 
     def stop(self) -> None:
         """Close the connection (the master ends and removes its socket)."""
