@@ -135,9 +135,18 @@ def finish(loop: asyncio.AbstractEventLoop, error: Optional[BaseException]) -> l
         with suppress(asyncio.CancelledError):
             loop.run_until_complete(task)
     loop.close()
+    run_process_ends()
     sys.stdout.flush()
     sys.stderr.flush()
     return language_pb2.RunResponse(error=message)
+
+
+def run_process_ends() -> None:
+    """What the end of the run's own process does under the language host, where this one lives on: the run's SSH
+    agent, tied to that process (components/host/run_agent.py), stops."""
+    agent = sys.modules.get("components.host.run_agent")
+    if agent is not None:
+        agent.stop()
 
 
 if __name__ == "__main__":

@@ -192,7 +192,8 @@ def test_cost_per_node(graph):
 
 
 def test_connections_are_secret_pin_host_keys_and_never_leak_the_key(graph):
-    """The key travels on the ssh steps' stdin, a secret; the remote command left carries no key at all."""
+    """The key is in the state once per node, on the destroy step's stdin, a secret (its delete runs without the
+    program); every other ssh step takes it from the run's agent; the remote command left carries no key at all."""
     stack, resources, _ = graph
     for r in resources.values():
         if r.type.startswith("command:remote:"):
@@ -206,13 +207,19 @@ def test_connections_are_secret_pin_host_keys_and_never_leak_the_key(graph):
             assert words[words.index("--host-key") + 1].startswith("ssh-ed25519 ")
             shown = r.properties["create"] + json.dumps(r.properties["environment"])
             assert "PRIVATE KEY" not in shown
+            if stack == "prod" and r.name.endswith("-destroy"):
+                assert r.properties["stdin"][SIG_KEY] == SECRET_SIG and mask(r.properties)["stdin"] == "[secret]"
+                assert sorted(json.loads(r.properties["stdin"]["value"])) == ["key"]
+                assert "--agent" not in words and "--agent" not in r.properties["delete"]
+            elif stack == "prod":
+                assert "--agent" in words and "stdin" not in r.properties
+                assert r.properties["environment"]["SSH_AUTH_SOCK"].startswith(".ascend-npu/agent/")
+            else:
+                assert "--agent" in words and "stdin" not in r.properties and "SSH_AUTH_SOCK" not in \
+                    r.properties["environment"]
             if stack == "prod":
                 assert words[words.index("--bastion-host-key") + 1].startswith("ssh-ed25519 ")
                 assert words[words.index("--bastion") + 1].endswith(":2222")
-                assert r.properties["stdin"][SIG_KEY] == SECRET_SIG and mask(r.properties)["stdin"] == "[secret]"
-                assert "--agent" not in words
-            else:
-                assert "--agent" in words and "stdin" not in r.properties
 
 
 def test_every_command_streams_its_output_to_up(graph):
@@ -237,12 +244,12 @@ def test_mirror_login_is_a_secret_on_the_install_stdin_only(tmp_path):
     on_node = install.properties["environment"][ON_NODE]
     assert "ASCEND_MIRROR_LOGIN=stdin" in on_node
     assert "CREDENTIALS" not in on_node + install.properties["create"] and "@" not in on_node
-    # What each step's runner reads: the stack's key, and the login for the install step alone (the plan holds
-    # placeholders for the secrets' values).
-    assert sorted(json.loads(install.properties["stdin"]["value"])) == ["key", "stdin"]
-    for other in ("verify", "destroy"):
-        stdin = step(resources, node, other).properties["stdin"]
-        assert stdin[SIG_KEY] == SECRET_SIG and sorted(json.loads(stdin["value"])) == ["key"]
+    # What each step's runner reads: the login for the install step alone, and the stack's key for the destroy step
+    # alone (the plan holds placeholders for the secrets' values).
+    assert sorted(json.loads(install.properties["stdin"]["value"])) == ["stdin"]
+    destroy = step(resources, node, "destroy").properties["stdin"]
+    assert destroy[SIG_KEY] == SECRET_SIG and sorted(json.loads(destroy["value"])) == ["key"]
+    assert "stdin" not in step(resources, node, "verify").properties
     assert "stdin" not in step(resources, node, "on-destroy").properties
 
 

@@ -16,6 +16,7 @@ from components.config.packages import Source
 from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, mirror_login_stdin
 from components.host.drain_steps import drain_steps
 from components.host.reboot_steps import reboot_wait
+from components.host.run_agent import AGENT_ENV, agent_socket
 from components.host.step_runner import destroy_command, step_command, step_stdin
 
 # Uploaded installers land in /var/tmp/<the directory's name>, where pulumi-command v1.2.1's CopyToRemote put them
@@ -133,12 +134,19 @@ class AscendHost(pulumi.ComponentResource):
               stdin: pulumi.Input[str] | None = None, suffix: str = "", destroy: bool = False) -> local.Command:
         # No previous output in the environment: an install's output can pass the 128 KiB Linux allows one variable
         # (MAX_ARG_STRLEN), and v1.2.1 adds it by default (provider/pkg/provider/local/commandOutputs.go L88-95).
-        create, environment = step_command(self._spec, self._node, step, upload)
+        # Only a step with a delete keeps the key in the state: a delete runs without the program, whose agent holds
+        # the key for every other step (run_agent.py).
+        key = self._spec.ssh_private_key
+        run_agent = key is not None and not destroy
+        create, command_env = step_command(self._spec, self._node, step, upload, run_agent)
+        environment: dict[str, pulumi.Input[str]] = dict(command_env)
         delete = None
         if destroy:  # v1.2.1 runs `delete` with the stored environment and stdin (local/commandController.go L93-99)
             delete, held = destroy_command(self._spec, self._node, step)
             environment = {**environment, **held}
+        if run_agent:
+            environment = {**environment, AGENT_ENV: agent_socket(key)}
         return local.Command(f"{name}-{suffix or step.name}", create=create, delete=delete, environment=environment,
-                             stdin=step_stdin(self._spec, stdin),
+                             stdin=step_stdin(self._spec, stdin, with_key=not run_agent),
                              triggers=triggers, add_previous_output_in_env=False,
                              opts=pulumi.ResourceOptions(parent=self, depends_on=after))

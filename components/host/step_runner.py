@@ -21,8 +21,9 @@ def hostport(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def endpoint_args(spec: StackSpec, node: NodeSpec) -> list[str]:
-    """Where to dial and the pins: the node, the bastion when there is one, `--agent` without a stack key."""
+def endpoint_args(spec: StackSpec, node: NodeSpec, run_agent: bool = False) -> list[str]:
+    """Where to dial and the pins: the node, the bastion when there is one, `--agent` without a stack key or with
+    RUN_AGENT (the run's agent holds it: run_agent.py)."""
     ssh = spec.ssh
     args = ["--node", node.name, "--address", hostport(node.address, ssh.port), "--user", ssh.user,
             "--host-key", node.host_key]
@@ -30,17 +31,18 @@ def endpoint_args(spec: StackSpec, node: NodeSpec) -> list[str]:
         bastion = ssh.bastion
         args += ["--bastion", hostport(bastion.host, bastion.port), "--bastion-user", bastion.user or ssh.user,
                  "--bastion-host-key", bastion.host_key]
-    if spec.ssh_private_key is None:
+    if spec.ssh_private_key is None or run_agent:
         args.append("--agent")
     return args
 
 
-def step_command(spec: StackSpec, node: NodeSpec, step: HostStep, upload: str = "") -> tuple[str, dict[str, str]]:
+def step_command(spec: StackSpec, node: NodeSpec, step: HostStep, upload: str = "",
+                 run_agent: bool = False) -> tuple[str, dict[str, str]]:
     """The local command of STEP and its environment: `exec PYTHON -m components.host.node_step ...`, which stages
     the scripts the step's command names (and with UPLOAD, packages.directory, the installers it names) and runs it;
     the command itself in the environment (its inlined script by name: script_set.stored), where it needs no second
-    quoting; never the key (it goes on stdin)."""
-    args = ["--step", step.name, *endpoint_args(spec, node), "--scripts", local_script_set()]
+    quoting; never the key (on stdin, or with RUN_AGENT in the run's agent)."""
+    args = ["--step", step.name, *endpoint_args(spec, node, run_agent), "--scripts", local_script_set()]
     if upload:
         args += ["--upload", upload]
     return f"exec {PYTHON} -m components.host.node_step " + " ".join(shlex.quote(a) for a in args), \
@@ -60,9 +62,11 @@ def destroy_command(spec: StackSpec, node: NodeSpec, step: HostStep) -> tuple[st
 _KEY_ONLY: dict[tuple[int, int], pulumi.Output[str]] = {}
 
 
-def step_stdin(spec: StackSpec, stdin: pulumi.Input[str] | None = None) -> Optional[pulumi.Output[str]]:
-    """The step's stdin, a secret: the stack's key and what the command reads (the mirror login); None when empty."""
-    key = spec.ssh_private_key
+def step_stdin(spec: StackSpec, stdin: pulumi.Input[str] | None = None,
+               with_key: bool = True) -> Optional[pulumi.Output[str]]:
+    """The step's stdin, a secret: the stack's key (WITH_KEY) and what the command reads (the mirror login); None
+    when empty."""
+    key = spec.ssh_private_key if with_key else None
     if key is None and stdin is None:
         return None
     if stdin is None:

@@ -134,6 +134,21 @@ def test_a_second_up_changes_nothing(world: World):
 
 
 @pytest.mark.milestone("installed")
+def test_the_key_is_stored_once_per_node_and_the_runs_agent_is_gone(world: World):
+    """Only each node's destroy step keeps the stack's key (its delete runs without the program); install and verify
+    took it from the run's agent, which ended with the run."""
+    state = json.loads(world.pulumi("stack", "export", "--stack", STACK, program=False).out)
+    holders = sorted(r["urn"].rsplit("::", 1)[1] for r in state["deployment"]["resources"]
+                     if "stdin" in r.get("inputs", {}))
+    assert holders == sorted(f"ascend-npu-{name}-destroy" for name in world.config_node_names()), holders
+    for resource in state["deployment"]["resources"]:
+        if resource["urn"].endswith(("-install", "-verify")):
+            assert "--agent" in resource["inputs"]["create"], resource["urn"]
+    folder = world.project / ".ascend-npu" / "agent"
+    assert not folder.exists() or list(folder.iterdir()) == []
+
+
+@pytest.mark.milestone("installed")
 def test_stack_export_bytes_per_node(world: World):
     """Printed: the whole state, each node's resources, and their stored inputs (at most 16 KB a node)."""
     run = world.pulumi("stack", "export", "--stack", STACK, program=False)

@@ -42,11 +42,12 @@ def run(spec, step: str = "install", login: str | None = None, timeout: float = 
                           timeout=timeout, env={**os.environ, **environment, "ASCEND_NPU_PYTHON": sys.executable})
 
 
-def local_step(spec, step: str) -> tuple[str, dict]:
-    """The step's local command and environment, as the component gives them to local.Command."""
+def local_step(spec, step: str, run_agent: bool = False) -> tuple[str, dict]:
+    """The step's local command and environment, as the component gives them to local.Command (with RUN_AGENT,
+    the key in the run's agent instead of on stdin)."""
     staging, upload = uploads(spec)
     steps = host_steps(spec, spec.nodes[0], staging_dir=staging)
-    return step_command(spec, spec.nodes[0], steps[step], upload if step == "install" else "")
+    return step_command(spec, spec.nodes[0], steps[step], upload if step == "install" else "", run_agent)
 
 
 def connections_to(port: int) -> int:
