@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.config.packages import NEEDS_ARCH, NEEDS_CHIP, Kind, PackageFile
-from components.host.parameters import Inputs, step_parameters
+from components.host.parameters import Inputs, command_parameters, step_parameters
 from components.host.script_set import destroy_command, run_command, step_sha256
 from components.releases.catalog import release_entry
 
@@ -49,16 +49,17 @@ def runtime_record_version(release: str) -> str:
     return line.partition("=")[2].format(version=release)
 
 
-def _runtime_answer(spec: StackSpec) -> str:
-    """What the runtime's installer is answered on stdin (the release catalog's prompt), or nothing."""
-    prompt = release_entry("docker-runtime", spec.versions.docker_runtime).installer.stdin_prompt
+def runtime_answer(release: str) -> str:
+    """What the runtime's installer of RELEASE is answered on stdin (the release catalog's prompt), or nothing."""
+    prompt = release_entry("docker-runtime", release).installer.stdin_prompt
     return prompt.answer if prompt else ""
 
 
 def _inputs(spec: StackSpec, node: NodeSpec, staging_dir: str) -> Inputs:
     packages = {pkg.kind: pkg for pkg in node_packages(spec, node)}
-    return Inputs(spec, node, staging_dir, packages, runtime_record_version(spec.versions.docker_runtime),
-                  _runtime_answer(spec), CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS, step_sha256("uninstall"))
+    runtime = spec.versions.docker_runtime
+    return Inputs(spec, node, staging_dir, packages, runtime_record_version(runtime), runtime_answer(runtime),
+                  CRI_DOCKERD_MIN_FOR_RUNTIME_CLASS, step_sha256("uninstall"))
 
 
 def verify_parameters(spec: StackSpec, node: NodeSpec) -> list[tuple[str, str]]:
@@ -105,24 +106,24 @@ def host_steps(spec: StackSpec, node: NodeSpec, staging_dir: str = DEFAULT_STAGI
     user = spec.ssh.user
     versions_hash = f"versions:{_digest(*versions)}"
     install = HostStep(
-        name="install", create=run_command(sudo_prefix(user, "install", "env true"), step_parameters("install", inputs),
-                                           ("install",)), delete=None,
+        name="install", create=run_command(sudo_prefix(user, "install", "env true"),
+                                           command_parameters("install", inputs), ("install",)), delete=None,
         triggers=(versions_hash, f"packages:{_digest(*packages)}", f"settings:{_digest(*install_settings)}",
                   f"script:{step_sha256('install')[:16]}"))
     verify = HostStep(
-        name="verify", create=run_command(sudo_prefix(user, "verify", "env true"), step_parameters("verify", inputs),
-                                          ("verify",)), delete=None,
+        name="verify", create=run_command(sudo_prefix(user, "verify", "env true"),
+                                          command_parameters("verify", inputs), ("verify",)), delete=None,
         triggers=(versions_hash, f"node:{_digest(*verify_settings)}", f"script:{step_sha256('verify')[:16]}"))
     # What destroy does is recorded on the node by this step's create, beside the parameters the last install
     # recorded; its delete is one fixed text (run_destroy.sh). So turning rollout.uninstallOnDestroy on or off
     # re-runs this step alone, and a destroy uninstalls what the last `up` installed, as the stack said then.
     on_destroy = HostStep(
         name="on-destroy", create=run_command(sudo_prefix(user, "on-destroy", "env true"),
-                                              step_parameters("on_destroy", inputs), ("on_destroy", "uninstall")),
+                                              command_parameters("on_destroy", inputs), ("on_destroy", "uninstall")),
         delete=destroy_command(sudo_prefix(user, "on-destroy", "bash -c true"), node.name), triggers=())
     steps = {"install": install, "verify": verify, "on_destroy": on_destroy}
     if node.npu_network:
-        network = step_parameters("npu_network", inputs)
+        network = command_parameters("npu_network", inputs)
         steps["npu_network"] = HostStep(
             name="npu-network", create=run_command(sudo_prefix(user, "npu-network", "env true"), network,
                                                    ("npu_network",)), delete=None,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from components.config import StackSpec
 from components.config.hosts import ContainerRuntime, NodeSpec
@@ -44,7 +44,8 @@ class Inputs:
 @dataclass(frozen=True)
 class Param:
     """One parameter: name, the form of its value, meaning, the steps that get it, how the stack gives it; an
-    optional one is always passed, maybe empty. `group` names the install trigger it feeds."""
+    optional one is always passed, maybe empty. `group` names the install trigger it feeds; `by`, the parameters a
+    catalog fact is looked up by."""
 
     name: str
     form: str
@@ -53,6 +54,8 @@ class Param:
     derive: Callable[[Inputs], Any]
     optional: bool = False
     group: str = "settings"
+    # A catalog fact: the scripts look it up by these parameters' values (catalog_facts.py); no command carries it.
+    by: Optional[tuple[str, ...]] = None
 
 
 def kind_prefix(kind: Kind) -> str:
@@ -104,13 +107,23 @@ def _cri_dockerd_min(inputs: Inputs) -> str:
 
 
 def per_kind(field: str, form: str, meaning: str, steps: tuple[str, ...], derive: Callable[[Inputs, Kind], Any],
-             optional: bool = False, group: str = "settings") -> list[Param]:
+             optional: bool = False, group: str = "settings",
+             by: Optional[Callable[[Kind], tuple[str, ...]]] = None) -> list[Param]:
     """ASCEND_<KIND>_FIELD for every installer kind (the scripts read it with `kind_var KIND FIELD`)."""
     def of(kind: Kind) -> Callable[[Inputs], Any]:
         return lambda inputs: derive(inputs, kind)
 
     return [Param(f"ASCEND_{kind_prefix(kind)}_{field}", form, f"{meaning} ({kind.value})", steps, of(kind),
-                  optional, group) for kind in Kind]
+                  optional, group, by(kind) if by else None) for kind in Kind]
+
+
+def _flags_by(kind: Kind) -> tuple[str, ...]:
+    """An installer's flags follow its release; the runtime's, the engine (RUNTIME_FLAGS)."""
+    return ("ASCEND_ENGINE",) if kind is Kind.DOCKER_RUNTIME else (f"ASCEND_{kind_prefix(kind)}_VERSION",)
+
+
+def _answer_by(kind: Kind) -> tuple[str, ...]:
+    return ("ASCEND_DOCKER_RUNTIME_VERSION",) if kind is Kind.DOCKER_RUNTIME else ()
 
 
 INSTALL, VERIFY, BOTH = ("install",), ("verify",), ("install", "verify")
@@ -143,22 +156,27 @@ PARAMETERS: tuple[Param, ...] = (
           lambda i: i.spec.rollout.timeouts.engine_restart),
     Param("ASCEND_CHIP", "chip", "the node's chip", INSTALL, lambda i: i.node.chip.value),
     Param("ASCEND_OS_LISTS", "titles", "the OS lists read for the chip (components/releases/os-support.yaml)",
-          INSTALL, lambda i: "; ".join(found.title for found in lists_for(i.node.chip.value)), optional=True),
+          INSTALL, lambda i: "; ".join(found.title for found in lists_for(i.node.chip.value)), optional=True,
+          by=("ASCEND_CHIP",)),
     Param("ASCEND_OS_LISTED", "ID/VERSION_ID[/CODENAME]...", "what those lists match for the node's arch", INSTALL,
-          lambda i: " ".join(listed(i.node.chip.value, i.node.arch.value)), optional=True),
+          lambda i: " ".join(listed(i.node.chip.value, i.node.arch.value)), optional=True,
+          by=("ASCEND_CHIP", "ASCEND_ARCH")),
     *per_kind("VERSION", "version", "the wanted version", BOTH, _version, group="versions"),
     Param("ASCEND_DOCKER_RUNTIME_RECORD", "text", "the `version=` value the runtime's installer records", BOTH,
-          lambda i: i.runtime_record, group="versions"),
+          lambda i: i.runtime_record, group="versions", by=("ASCEND_DOCKER_RUNTIME_VERSION",)),
     *per_kind("FILE", "file name", "the .run file", INSTALL, lambda i, kind: _package(i, kind, "file"),
               group="packages"),
     *per_kind("SHA256", "sha256", "the .run file's SHA-256", INSTALL, lambda i, kind: _package(i, kind, "sha256"),
               group="packages"),
     *per_kind("TIMEOUT", "seconds", "how long the installer may run (rollout.timeouts)", INSTALL, _timeout),
     *per_kind("ANSWER", "text", "what the installer is answered on stdin; empty when it asks nothing", INSTALL,
-              lambda i, kind: i.runtime_answer if kind is Kind.DOCKER_RUNTIME else "", optional=True),
-    *per_kind("FRESH_FLAGS", "flags", "installer flags on a host without it", INSTALL, _flags("fresh")),
-    *per_kind("UPGRADE_FLAGS", "flags", "installer flags over an installed version", INSTALL, _flags("upgrade")),
-    *per_kind("UNINSTALL_FLAGS", "flags", "installer flags to remove it", INSTALL, _flags("uninstall")),
+              lambda i, kind: i.runtime_answer if kind is Kind.DOCKER_RUNTIME else "", optional=True, by=_answer_by),
+    *per_kind("FRESH_FLAGS", "flags", "installer flags on a host without it", INSTALL, _flags("fresh"),
+              by=_flags_by),
+    *per_kind("UPGRADE_FLAGS", "flags", "installer flags over an installed version", INSTALL, _flags("upgrade"),
+              by=_flags_by),
+    *per_kind("UNINSTALL_FLAGS", "flags", "installer flags to remove it", INSTALL, _flags("uninstall"),
+              by=_flags_by),
     Param("ASCEND_ON_DESTROY", "uninstall|keep", "rollout.uninstallOnDestroy", ("on_destroy",),
           lambda i: "uninstall" if i.spec.rollout.uninstall_on_destroy else "keep"),
     Param("ASCEND_UNINSTALL_SHA256", "sha256", "the uninstall script a destroy runs", ("on_destroy",),
@@ -175,6 +193,12 @@ def step_names(step: str) -> tuple[str, ...]:
     """The parameters a step's script requires at its start."""
     step = RUNS_WITH.get(step, step)
     return tuple(param.name for param in PARAMETERS if step in param.steps)
+
+
+def command_parameters(step: str, inputs: Inputs) -> list[tuple[str, str]]:
+    """The step's parameters its command sets: all but the catalog facts, which its script looks up."""
+    facts = {param.name for param in PARAMETERS if param.by is not None}
+    return [(name, value) for name, value in step_parameters(step, inputs) if name not in facts]
 
 
 def step_parameters(step: str, inputs: Inputs, group: str | None = None) -> list[tuple[str, str]]:

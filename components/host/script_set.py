@@ -26,10 +26,10 @@ INLINED = ("run_step.sh", "run_destroy.sh")
 # Each step's script: lib.sh, the Python parts it runs (one bundle), the shell parts it uses, then the step's own
 # file (which calls main).
 STEP_PARTS = {
-    "install": ("lib.sh", "run_lock.sh", "npu_smi.sh", "guards.sh", "node_identity.sh", "prerequisites.sh",
-                "preflight.sh", "packages.sh", "npu_stack.sh", "compat.sh", "engine_docker.sh", "engine_containerd.sh",
-                "config_journal.sh", "install.sh"),
-    "verify": ("lib.sh", "npu_smi.sh", "compat.sh", "verify.sh"),
+    "install": ("lib.sh", "catalog.sh", "run_lock.sh", "npu_smi.sh", "guards.sh", "node_identity.sh",
+                "prerequisites.sh", "preflight.sh", "packages.sh", "npu_stack.sh", "compat.sh", "engine_docker.sh",
+                "engine_containerd.sh", "config_journal.sh", "install.sh"),
+    "verify": ("lib.sh", "catalog.sh", "npu_smi.sh", "compat.sh", "verify.sh"),
     "uninstall": ("lib.sh", "run_lock.sh", "npu_smi.sh", "guards.sh", "packages.sh", "npu_stack.sh", "engine_docker.sh",
                   "engine_containerd.sh", "config_journal.sh", "uninstall.sh"),
     "on_destroy": ("lib.sh", "on_destroy.sh"),
@@ -61,13 +61,15 @@ BUNDLE_LIMIT = 128 * 1024
 
 
 def script_text(step: str) -> str:
-    """The self-contained script of a step: lib.sh, the parameters it requires, its Python bundle, then the other
-    parts concatenated."""
-    from components.host.parameters import step_names  # the config model: not for node_step, which needs none
+    """The self-contained script of a step: lib.sh, the parameters it requires, the release catalog's facts it looks
+    up (catalog_facts.py, with catalog.sh), its Python bundle, then the other parts concatenated."""
+    # The config model and the catalog: not for node_step, which needs neither.
+    from components.host.catalog_facts import render
+    from components.host.parameters import step_names
 
     first, *rest = STEP_PARTS[step]
     required = f"STEP_PARAMS=({' '.join(step_names(step))})\n"
-    return _joined(SCRIPTS, (first,)) + required + python_bundle(step) + _joined(SCRIPTS, tuple(rest))
+    return _joined(SCRIPTS, (first,)) + required + render(step) + python_bundle(step) + _joined(SCRIPTS, tuple(rest))
 
 
 @lru_cache(maxsize=None)

@@ -45,6 +45,13 @@ state=$ASCEND_ROOT/var/lib/ascend-npu
 node=$(param ASCEND_NODE)
 driver=$(param ASCEND_DRIVER_VERSION) firmware=$(param ASCEND_FIRMWARE_VERSION)
 cann=$(param ASCEND_TOOLKIT_VERSION) runtime=$(param ASCEND_DOCKER_RUNTIME_RECORD)
+if [[ -z $runtime && $step == verify ]]; then # the runtime's record, as the staged script looks it up (catalog.sh)
+  declare -A CATALOG=()
+  # shellcheck source=/dev/null
+  source <(sed -n '/^declare -A CATALOG=($/,/^)$/p' "$staged/verify.sh")
+  version=$(param ASCEND_DOCKER_RUNTIME_VERSION)
+  runtime=${CATALOG[ASCEND_DOCKER_RUNTIME_RECORD|${version,,}]}
+fi
 
 case $step in
 install)

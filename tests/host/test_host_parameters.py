@@ -90,7 +90,7 @@ def without(command: str, name: str) -> str:
 
 
 @pytest.mark.parametrize("step, name", [("install", "ASCEND_ENGINE"), ("install", "ASCEND_CRI_DOCKERD_MIN"),
-                                        ("install", "ASCEND_KERNELS_UPGRADE_FLAGS"), ("verify", "ASCEND_NPU_COUNT"),
+                                        ("install", "ASCEND_KERNELS_VERSION"), ("verify", "ASCEND_NPU_COUNT"),
                                         ("on_destroy", "ASCEND_ON_DESTROY")])
 def test_a_step_without_a_parameter_stops_naming_it(node, step, name):
     spec = node.spec()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from components.host import run_agent
+from components.host import run_agent, script_set
 from components.host.run_agent import AGENT_ENV, AgentError, socket_path
 from tests.host.test_node_step import REPO, local_step, spec_for
 
@@ -87,7 +87,7 @@ def test_the_agent_dies_with_the_program_however_it_ends(tmp_path):
     program = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(REPO)!r})
-        from components.host import run_agent
+        from components.host import run_agent, script_set
         run_agent.start("agent.sock", sys.stdin.read())
         print(run_agent._RUNNING["agent.sock"].pid, flush=True)
         time.sleep(60)
@@ -108,6 +108,7 @@ def test_an_install_reaches_the_node_through_the_runs_agent_with_nothing_on_stdi
     spec = spec_for(node)
     path = socket_path("ascend-npu", "prod")
     run_agent.start(path, spec.ssh_private_key)
+    script_set._rendered.cache_clear()  # a program renders its scripts in its own folder, as this one does here
     command, environment = local_step(spec, "install", run_agent=True)
     assert "--agent" in command
     env = {k: v for k, v in os.environ.items() if k != AGENT_ENV}

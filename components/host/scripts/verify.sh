@@ -9,6 +9,8 @@ if ! declare -F say >/dev/null; then # run from a checkout: load the parts host_
   # shellcheck source=lib.sh
   . "$here/lib.sh"
   SCRIPTS_DIR=$here
+  # shellcheck source=catalog.sh
+  . "$here/catalog.sh"
   # shellcheck source=npu_smi.sh
   . "$here/npu_smi.sh"
   # shellcheck source=compat.sh

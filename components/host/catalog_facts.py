@@ -1,0 +1,77 @@
+"""The release catalog's installer facts as a table in the install and verify scripts, not in every node's command.
+
+A parameter declared with `by` (parameters.py) is decided by the catalog alone, from the values of the parameters it
+names: an installer's flags by its version (the runtime's by the engine), the runtime's answer and record by its
+release, the OS lists by the chip and arch. The scripts carry every catalogued value and look up the node's
+(catalog.sh), so the state holds them in no command; the table changes only with the catalog, which changes the
+scripts' SHA-256 and so the commands that run them.
+"""
+from __future__ import annotations
+
+import shlex
+from typing import Callable
+
+from components.config.hosts import Arch, Chip, ContainerRuntime
+from components.config.packages import Kind
+from components.host.commands import runtime_answer, runtime_record_version
+from components.host.os_support import listed, lists_for
+from components.host.parameters import (
+    INSTALLER_CATALOG,
+    PARAMETERS,
+    RUNS_WITH,
+    installer_flags,
+    kind_prefix,
+    step_names,
+)
+from components.releases.catalog import component_releases
+
+# What a key part is when the parameter it is read from has no catalogued value: the fallback entry.
+ANY = "*"
+Table = dict[tuple[str, ...], str]
+
+
+def _flags(kind: Kind, action: str) -> Table:
+    if kind is Kind.DOCKER_RUNTIME:
+        return {(engine.value,): installer_flags(kind, "", engine.value)[action] for engine in ContainerRuntime}
+    releases = component_releases(INSTALLER_CATALOG[kind])
+    table: Table = {(release.lower(),): installer_flags(kind, release, "")[action] for release in releases}
+    # installer_flags: a release the catalog does not list takes its newest one's flags.
+    return {**table, (ANY,): installer_flags(kind, "", "")[action]}
+
+
+def _runtime(read: Callable[[str], str]) -> Table:
+    return {(release.lower(),): read(release) for release in component_releases("docker-runtime")}
+
+
+def table(name: str) -> Table:
+    """Every value of the catalog parameter NAME, by the lower-case values of the parameters it is looked up by."""
+    if name == "ASCEND_OS_LISTS":
+        return {(chip.value.lower(),): "; ".join(found.title for found in lists_for(chip.value)) for chip in Chip}
+    if name == "ASCEND_OS_LISTED":
+        return {(chip.value.lower(), arch.value): " ".join(listed(chip.value, arch.value))
+                for chip in Chip for arch in Arch}
+    if name == "ASCEND_DOCKER_RUNTIME_RECORD":
+        return _runtime(runtime_record_version)
+    for kind in Kind:
+        prefix = f"ASCEND_{kind_prefix(kind)}_"
+        if name == f"{prefix}ANSWER":
+            return _runtime(runtime_answer) if kind is Kind.DOCKER_RUNTIME else {(): ""}
+        for action in ("fresh", "upgrade", "uninstall"):
+            if name == f"{prefix}{action.upper()}_FLAGS":
+                return _flags(kind, action)
+    raise KeyError(f"{name} is no parameter of the release catalog")
+
+
+def render(step: str) -> str:
+    """The shell lines that set CATALOG_BY (what each of STEP's catalog parameters is looked up by) and CATALOG (its
+    values, keyed `NAME|part|...`); empty for a step that has none, or that runs with what another step recorded
+    (the uninstall: the flags of the install it undoes)."""
+    if step in RUNS_WITH:
+        return ""
+    names = [p for p in PARAMETERS if p.by is not None and p.name in step_names(step)]
+    if not names:
+        return ""
+    by = " ".join(f"[{p.name}]={shlex.quote(' '.join(p.by or ()))}" for p in names)
+    values = "\n".join(f"  [{shlex.quote('|'.join((p.name, *key)))}]={shlex.quote(value)}"
+                       for p in names for key, value in table(p.name).items())
+    return f"declare -A CATALOG_BY=({by})\ndeclare -A CATALOG=(\n{values}\n)\n"
