@@ -2,6 +2,7 @@
 SSH connections such a rollout holds at once."""
 from __future__ import annotations
 
+import asyncio
 import os
 from itertools import groupby
 from typing import Callable, Sequence, TypeVar
@@ -73,7 +74,12 @@ def gate_waves(waves: Sequence[Sequence[Item]], build_wave: WaveBuilder) -> pulu
             urns = await registered_urns(gates)
             gates = build_wave(wave, [DependencyResource(urn) for urn in urns])
 
-    return pulumi.Output.from_input(later_waves())
+    # A task of its own, not the coroutine handed to Output.from_input: the SDK stores the call stack of every
+    # resource (runtime/resource.py _get_stack_trace), and its wrapper (output.py from_awaitable) would be one more
+    # frame in each, about 95 bytes a resource of every later wave. The output awaits the task, so the program still
+    # ends only once the last wave is built (pulumi 3.272.0 runtime/stack.py wait_for_rpcs waits for every output),
+    # and fails with it.
+    return pulumi.Output.from_input(asyncio.ensure_future(later_waves()))
 
 
 def default_parallel() -> int:
