@@ -67,14 +67,14 @@ verify)
   if [[ $chip == 310P ]]; then name=310P3 per_card=2; fi
   count=$(param ASCEND_NPU_COUNT) chips=""
   for ((i = 0; i < count; i++)); do
-    chips+="${chips:+, }$(printf '{"npu": %d, "chip": %d, "name": "%s", "health": "OK", "busId": "0000:%02X:00.0"}' \
+    chips+="${chips:+,}$(printf '{"npu":%d,"chip":%d,"name":"%s","health":"OK","busId":"0000:%02X:00.0"}' \
       $((i / per_card)) $((i % per_card)) "$name" $((i / per_card + 1)))"
   done
   say "log on the node: /var/log/ascend-npu/run.log"
   say "$count chip(s) OK; driver $driver, firmware $firmware, CANN $cann, Ascend Docker Runtime $runtime"
-  printf '{"node": "%s", "versions": {"driver": %s, "firmware": %s, "cann": %s, "dockerRuntime": %s}, ' "$node" \
+  printf '{"node":"%s","versions":{"driver":%s,"firmware":%s,"cann":%s,"dockerRuntime":%s},' "$node" \
     "$(json "$driver")" "$(json "$firmware")" "$(json "$cann")" "$(json "$runtime")"
-  printf '"chips": [%s], "healthy": true, "rebootRequired": false}\n' "$chips"
+  printf '"chips":[%s],"healthy":true,"rebootRequired":false}\n' "$chips"
   ;;
 npu_network)
   ports=""

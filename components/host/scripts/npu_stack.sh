@@ -20,8 +20,9 @@ choose_flags() {
 # installer that asks a question on stdin (ASCEND_<KIND>_ANSWER, from the release catalog) gets its answer there.
 # It runs under its kind's time limit (ASCEND_<KIND>_TIMEOUT, rollout.timeouts): GNU timeout stops its whole process
 # group (TERM, then KILL 30 s later), and TIMED_OUT then holds the limit. It never inherits the run lock (fd 9).
-# Its start and its end are each a line of their own: an installer can run for many minutes.
-TIMED_OUT=""
+# Its start is a line of its own (an installer can run for many minutes); its end is its caller's result line, with
+# INSTALLER_SECONDS, how long it ran.
+TIMED_OUT="" INSTALLER_SECONDS=0
 run_installer() {
   local kind=$1 log answer limit start rc=0
   shift
@@ -31,19 +32,18 @@ run_installer() {
   TIMED_OUT=""
   mkdir -p "$LOG_DIR"
   printf '== %s %s\n' "$(kind_var "$kind" FILE)" "$*" >>"$log"
-  say "$kind: installer started ($(kind_var "$kind" FILE) $*), its output in $(host_path "$log")"
+  say "$kind: installer started ($(kind_var "$kind" FILE) $*)"
   start=$SECONDS
   if [[ -n $answer && $1 != --uninstall ]]; then
     timeout --kill-after=30 "$limit" bash "$(staged_file "$kind")" "$@" >>"$log" 2>&1 9>&- <<<"$answer" || rc=$?
   else
     timeout --kill-after=30 "$limit" bash "$(staged_file "$kind")" "$@" >>"$log" 2>&1 9>&- </dev/null || rc=$?
   fi
-  if ((rc == 124 || rc == 137)) && ((SECONDS - start >= limit)); then
+  INSTALLER_SECONDS=$((SECONDS - start))
+  if ((rc == 124 || rc == 137)) && ((INSTALLER_SECONDS >= limit)); then
     TIMED_OUT=$limit
     printf '== stopped after %s s (rollout.timeouts)\n' "$limit" >>"$log"
     say "$kind: installer stopped after $limit s (rollout.timeouts.$kind)"
-  else
-    say "$kind: installer finished in $((SECONDS - start)) s (exit $rc)"
   fi
   return "$rc"
 }
@@ -110,8 +110,8 @@ install_package() {
   fi
   is_wanted "$kind" || die "$kind: the installer exited $rc but the version file shows" \
     "'$(installed_version "$kind")', not $(wanted_record "$kind")"
-  say "$kind $wanted installed with ${FLAGS[*]}${before:+ (was $before)}$(asks_reboot "$kind" "$rc" &&
-    echo "; its installer asks for a reboot (exit 2)")"
+  say "$kind $wanted installed with ${FLAGS[*]} in $INSTALLER_SECONDS s${before:+ (was $before)}$(
+    asks_reboot "$kind" "$rc" && echo "; its installer asks for a reboot (exit 2)")"
   # New firmware always takes effect after a reboot; a driver only when its installer says so.
   if [[ $kind == firmware ]] || asks_reboot "$kind" "$rc"; then mark_reboot_required; fi
 }

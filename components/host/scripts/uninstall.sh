@@ -54,7 +54,7 @@ uninstall_package() {
     FAILED+=("$kind $found: --uninstall exited 0 but left its version file; see $(host_path "$LOG_DIR/$kind.log")")
     return
   fi
-  say "$kind $found uninstalled"
+  say "$kind $found uninstalled in $INSTALLER_SECONDS s"
 }
 
 main() {

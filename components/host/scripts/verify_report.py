@@ -37,8 +37,9 @@ def main(argv):
     if not problems:
         print("[verify] %d chip(s) OK; driver %s, firmware %s, CANN %s, Ascend Docker Runtime %s"
               % (len(chips), versions["driver"], versions["firmware"], versions["cann"], versions["dockerRuntime"]))
+    # Compact: the state keeps this line in verify's stdout, once per node.
     print(json.dumps({"node": args.node, "versions": {k: v or None for k, v in versions.items()}, "chips": chips,
-                      "healthy": not problems, "rebootRequired": args.reboot_pending == "true"}))
+                      "healthy": not problems, "rebootRequired": args.reboot_pending == "true"}, separators=(",", ":")))
     return 1 if problems else 0
 
 
