@@ -34,10 +34,9 @@ class AscendHostArgs:
     after: Sequence[pulumi.Resource] = field(default_factory=tuple)
 
 
-def legacy_connection(node: NodeSpec) -> remote.ConnectionArgs:
-    """The connection the remote `-on-destroy` must have and never dials: the node's address alone, the least the
-    state can hold of it (no port, user or pin: v1.2.1 dials only to run a command, and it has none)."""
-    return remote.ConnectionArgs(host=node.address)
+def legacy_connection(spec: StackSpec, node: NodeSpec) -> remote.ConnectionArgs:
+    """The node's address and pin for the remote `-on-destroy` that no longer dials: no key, no bastion."""
+    return remote.ConnectionArgs(host=node.address, port=spec.ssh.port, user=spec.ssh.user, host_key=node.host_key)
 
 
 def host_facts(spec: StackSpec, node: NodeSpec) -> dict:
@@ -108,7 +107,7 @@ class AscendHost(pulumi.ComponentResource):
         # command at all, so their stacks' next `up` clears that delete (an update that runs nothing: v1.2.1
         # commandController.go Update) and no step of it ever dials. Deleted before the destroy above.
         self.on_destroy = remote.Command(
-            f"{name}-on-destroy", connection=legacy_connection(node), add_previous_output_in_env=False,
+            f"{name}-on-destroy", connection=legacy_connection(spec, node), add_previous_output_in_env=False,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.destroy]))
         # The last step of the node: what the next wave and the node's labels wait for. Deleted first when the node
         # leaves (it depends on on-destroy), so the node is drained before anything is uninstalled.
