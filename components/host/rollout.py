@@ -54,7 +54,7 @@ async def registered_urns(gates: Sequence[pulumi.Resource]) -> list[str]:
 
 
 def gate_waves(waves: Sequence[Sequence[Item]], build_wave: WaveBuilder) -> pulumi.Output[None]:
-    """Build wave 0 now and wave k+1 once wave k's gates are registered; resolves when the last wave is built.
+    """Build wave 0 first and wave k+1 once wave k's gates are registered; resolves when the last wave is built.
 
     Wave k+1's first steps depend on `DependencyResource(urn)` of each gate of wave k: the engine records
     the same edge as with the gate itself, but the SDK's cycle check (run on every edge) stops at that
@@ -66,20 +66,20 @@ def gate_waves(waves: Sequence[Sequence[Item]], build_wave: WaveBuilder) -> pulu
     """
     if not waves:
         return pulumi.Output.from_input(None)
-    gates = build_wave(waves[0], [])
 
-    async def later_waves() -> None:
-        nonlocal gates
+    async def every_wave() -> None:
+        gates = build_wave(waves[0], [])
         for wave in waves[1:]:
             urns = await registered_urns(gates)
             gates = build_wave(wave, [DependencyResource(urn) for urn in urns])
 
-    # A task of its own, not the coroutine handed to Output.from_input: the SDK stores the call stack of every
-    # resource (runtime/resource.py _get_stack_trace), and its wrapper (output.py from_awaitable) would be one more
-    # frame in each, about 95 bytes a resource of every later wave. The output awaits the task, so the program still
-    # ends only once the last wave is built (pulumi 3.272.0 runtime/stack.py wait_for_rpcs waits for every output),
-    # and fails with it.
-    return pulumi.Output.from_input(asyncio.ensure_future(later_waves()))
+    # Every wave from a task of its own: the SDK stores the call stack of every resource (runtime/resource.py
+    # _get_stack_trace), and a task's is the event loop's few frames, where the program's module frame would add
+    # its callers (the platform, the layer: about 0.5 KB a resource) and the coroutine handed to Output.from_input
+    # its wrapper (output.py from_awaitable, about 95 bytes). The output awaits the task, so the program ends only
+    # once the last wave is built (pulumi 3.272.0 runtime/stack.py wait_for_rpcs waits for every output), and fails
+    # with it.
+    return pulumi.Output.from_input(asyncio.ensure_future(every_wave()))
 
 
 def default_parallel() -> int:
