@@ -34,7 +34,7 @@ def apply(api: Api, call: LabelCall, previous: str) -> tuple[str, dict]:
     api.request("PATCH", node_path(call.node, manager, force=True), call.body(), content_type=APPLY_PATCH)
     taints = "" if call.taints is None else f"; taints {', '.join(t['key'] for t in call.taints) or 'none'}"
     print(f"labels {call.node}: {', '.join(f'{k}={v}' for k, v in sorted(call.labels.items()))}{taints}")
-    return manager, {"applied": sorted(call.labels)}
+    return manager, {}  # the labels are in the line above and in the step's environment: not kept a third time
 
 
 def release(api: Api, call: LabelCall, previous: str) -> tuple[str | None, dict]:
