@@ -150,22 +150,26 @@ def test_the_key_is_stored_once_per_node_and_the_runs_agent_is_gone(world: World
 
 @pytest.mark.milestone("installed")
 def test_stack_export_bytes_per_node(world: World):
-    """Printed: the whole state, each node's resources, and their stored inputs (at most 16 KB a node)."""
+    """Printed: the whole state, each node's resources, and their stored inputs (at most 16 KB a node), in bytes of
+    compact JSON, as the file backend writes the state (and as every checkpoint serializes it)."""
     run = world.pulumi("stack", "export", "--stack", STACK, program=False)
     state = json.loads(run.out)
+
+    def size(value: object) -> int:
+        return len(json.dumps(value, separators=(",", ":")))
+
     per_node: dict[str, int] = {}
     inputs: dict[str, int] = {}
     parts: dict[str, dict[str, int]] = {}  # by node, bytes by resource (its name without the node's) and stack traces
     for resource in state["deployment"]["resources"]:
         for name in world.config_node_names():
             if f"-{name}" in resource["urn"]:
-                per_node[name] = per_node.get(name, 0) + len(json.dumps(resource))
-                inputs[name] = inputs.get(name, 0) + len(json.dumps(resource.get("inputs", {})))
+                per_node[name] = per_node.get(name, 0) + size(resource)
+                inputs[name] = inputs.get(name, 0) + size(resource.get("inputs", {}))
                 part = resource["urn"].rsplit("::", 1)[1].replace(name, "<node>")
-                parts.setdefault(name, {})[part] = len(json.dumps(resource))
-                parts[name]["stack traces"] = (parts[name].get("stack traces", 0) +
-                                               len(json.dumps(resource.get("stackTrace", []))))
-    total = len(run.out)
+                parts.setdefault(name, {})[part] = size(resource)
+                parts[name]["stack traces"] = parts[name].get("stack traces", 0) + size(resource.get("stackTrace", []))
+    total = size(state)
     print(f"e2e: state {total} bytes; per node (whole / inputs): " +
           ", ".join(f"{n} {b} / {inputs[n]}" for n, b in sorted(per_node.items())))
     for name, sizes in sorted(parts.items()):
