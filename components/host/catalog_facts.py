@@ -16,6 +16,7 @@ from components.config.packages import Kind
 from components.host.commands import runtime_answer, runtime_record_version
 from components.host.os_support import listed, lists_for
 from components.host.parameters import (
+    CATALOG_FACTS,
     INSTALLER_CATALOG,
     PARAMETERS,
     RUNS_WITH,
@@ -68,7 +69,8 @@ def render(step: str) -> str:
     (the uninstall: the flags of the install it undoes)."""
     if step in RUNS_WITH:
         return ""
-    names = [p for p in PARAMETERS if p.by is not None and p.name in step_names(step)]
+    wanted = set(step_names(step)) & CATALOG_FACTS
+    names = [p for p in PARAMETERS if p.name in wanted]
     if not names:
         return ""
     by = " ".join(f"[{p.name}]={shlex.quote(' '.join(p.by or ()))}" for p in names)

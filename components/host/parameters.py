@@ -186,6 +186,8 @@ PARAMETERS: tuple[Param, ...] = (
     Param("ASCEND_NPU_NETWORK_TIMEOUT", "seconds", "rollout.timeouts.npuNetwork", ("npu_network",),
           lambda i: i.spec.rollout.timeouts.npu_network),
 )
+# The parameters the release catalog decides, which the scripts look up (catalog_facts.py).
+CATALOG_FACTS = frozenset(param.name for param in PARAMETERS if param.by is not None)
 KIND_FIELDS = ("VERSION", "FILE", "SHA256", "TIMEOUT", "ANSWER", "FRESH_FLAGS", "UPGRADE_FLAGS", "UNINSTALL_FLAGS")
 
 
@@ -197,8 +199,7 @@ def step_names(step: str) -> tuple[str, ...]:
 
 def command_parameters(step: str, inputs: Inputs) -> list[tuple[str, str]]:
     """The step's parameters its command sets: all but the catalog facts, which its script looks up."""
-    facts = {param.name for param in PARAMETERS if param.by is not None}
-    return [(name, value) for name, value in step_parameters(step, inputs) if name not in facts]
+    return [(name, value) for name, value in step_parameters(step, inputs) if name not in CATALOG_FACTS]
 
 
 def step_parameters(step: str, inputs: Inputs, group: str | None = None) -> list[tuple[str, str]]:
