@@ -4,15 +4,15 @@
 # and exported like the command's own, so record_settings keeps them for the uninstall.
 
 # catalog_facts: each catalog parameter of this step, from the node's own parameters (its versions, engine, chip and
-# arch, lower case); the `*` entry for a value the catalog does not list. Run by require_params, before any check.
+# arch, lower case); the `*` entry for a value the catalog does not list. Run by require_params, before its check,
+# which names a parameter the command lacks: one a fact is looked up by is declared before the fact, so it is named.
 catalog_facts() {
   local name var part key
   for name in "${STEP_PARAMS[@]}"; do
     [[ -v "CATALOG_BY[$name]" ]] || continue
     key=$name
     for var in ${CATALOG_BY[$name]}; do
-      [[ -v $var ]] || die "parameter $var is not set in this step's command (components/host/parameters.py" \
-        "declares it); nothing was changed"
+      [[ -v $var ]] || continue 2
       part=${!var}
       key+="|${part,,}"
     done
