@@ -58,4 +58,9 @@ def build_wave(wave, after):
     return gates
 
 
-gate_waves(plan_waves(nodes, canaries, MAX_PARALLEL), build_wave)
+def close_wave(index, gates):
+    return pulumi.Stash(f"shaped-wave-{index}", input=[],
+                        opts=pulumi.ResourceOptions(parent=platform, depends_on=gates))
+
+
+gate_waves(plan_waves(nodes, canaries, MAX_PARALLEL), build_wave, close_wave)

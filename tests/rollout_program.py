@@ -17,4 +17,8 @@ def build_wave(wave, after):
     return gates
 
 
-gate_waves([[f"w{w:04d}-n{i}" for i in range(PER_WAVE)] for w in range(WAVES)], build_wave)
+def close_wave(index, gates):
+    return pulumi.CustomResource("test:index:Wave", f"w{index:04d}", {}, opts=pulumi.ResourceOptions(depends_on=gates))
+
+
+gate_waves([[f"w{w:04d}-n{i}" for i in range(PER_WAVE)] for w in range(WAVES)], build_wave, close_wave)

@@ -20,6 +20,7 @@ from components.plan.stack_files import read_stack_config
 from tests.stacks import ROOT, load_stack, patched, write_stack
 
 HOST = "ascend-npu:index:AscendHost"
+WAVE = "pulumi:index:Stash"
 COMMAND = "command:remote:Command"
 LOCAL = "command:local:Command"
 
@@ -39,6 +40,11 @@ def load_spec(stack: str):
 
 def step(resources, node: str, suffix: str):
     return next(r for r in resources.values() if r.name.endswith(f"-{node}-{suffix}"))
+
+
+def wave_closed(resources, index: int):
+    """The resource that closes wave INDEX: what the next wave's first steps wait for."""
+    return next(r for r in resources.values() if r.type == WAVE and r.name == f"ascend-npu-wave-{index}")
 
 
 def label_steps(resources) -> dict:
@@ -72,7 +78,7 @@ def expected_host_edges(spec, resources) -> set[tuple[str, str]]:
     edges, previous = set(), []
     drains = spec.rollout.drain.enabled
     last = "uncordon" if drains else "verify"
-    for wave in plan_waves(spec.nodes, spec.canaries, spec.rollout.max_parallel):
+    for index, wave in enumerate(plan_waves(spec.nodes, spec.canaries, spec.rollout.max_parallel)):
         for node in (n.name for n in wave):
             first = ["drain"] if drains else []
             urn = {s: step(resources, node, s).urn for s in first + ["install", "verify", "destroy",
@@ -84,7 +90,10 @@ def expected_host_edges(spec, resources) -> set[tuple[str, str]]:
                       (urn["on-destroy"], urn["destroy"]), (patches[node], urn[last])}
             if drains:  # uncordon after verify, and (deleted first) before on-destroy's uninstall
                 edges |= {(urn["uncordon"], urn["verify"]), (urn["uncordon"], urn["on-destroy"])}
-        previous = [step(resources, n.name, last).urn for n in wave]
+        closed = [r.urn for r in resources.values() if r.type == WAVE and r.name == f"ascend-npu-wave-{index}"]
+        # Closed on every last step of the wave; the next wave waits for that alone.
+        edges |= {(wave_urn, step(resources, n.name, last).urn) for wave_urn in closed for n in wave}
+        previous = closed
     jobs = chart_values(spec)["validation"]["jobs"]
     for job in (r for r in resources.values() if r.type == "kubernetes:batch/v1:Job"):
         edges.add((job.urn, patches[jobs[job.properties["metadata"]["labels"]["ascend-npu.io/chip"]]["node"]]))
@@ -99,7 +108,7 @@ def test_recorded_host_edges_are_exactly_the_rollout(variant, tmp_path):
     path = write_stack(patched(load_stack(stack), patch), tmp_path, stack)
     config = read_stack_config(ROOT, stack, path)
     resources = {r.urn: r for r in run_stack_file(path, stack)}
-    held = {urn for urn, r in resources.items() if r.type in (COMMAND, LOCAL)}
+    held = {urn for urn, r in resources.items() if r.type in (COMMAND, LOCAL, WAVE)}
     recorded = {(r.urn, d) for r in resources.values() for d in r.dependencies if r.urn in held or d in held}
     expected = expected_host_edges(spec_from_values(config.values, config.secret_keys), resources)
     assert recorded == expected, {"lost": sorted(expected - recorded), "added": sorted(recorded - expected)}
@@ -157,10 +166,14 @@ def test_every_host_step_is_a_local_ssh_run_that_stages_what_it_needs_and_destro
 
 def test_wave_k_plus_1_starts_only_after_every_node_of_wave_k_verified_and_uncordoned(graph):
     stack, resources, waves = graph
-    for earlier, later in zip(waves, waves[1:]):
-        gate = {step(resources, n, "uncordon").urn for n in earlier}
+    for index, (earlier, later) in enumerate(zip(waves, waves[1:])):
+        closed = wave_closed(resources, index)
+        assert set(closed.dependencies) == {step(resources, n, "uncordon").urn for n in earlier}
+        assert closed.properties["input"] == earlier
         for node in later:  # no node of wave k+1 is cordoned while one of wave k still is
-            assert gate <= set(step(resources, node, "drain").dependencies), node
+            assert step(resources, node, "drain").dependencies == [closed.urn], node
+    # The last wave closes nothing.
+    assert not [r for r in resources.values() if r.type == WAVE and r.name == f"ascend-npu-wave-{len(waves) - 1}"]
     for node in waves[0]:
         drain = step(resources, node, "drain")
         assert not any(d for d in drain.dependencies if resources.get(d) and resources[d].type in (COMMAND, LOCAL))

@@ -20,23 +20,34 @@ def record(waves: int, per_wave: int) -> dict[str, set[str]]:
     recorded = run_program(PROGRAM, "rollout", "test", {"rollout-test:waves": str(waves),
                                                        "rollout-test:perWave": str(per_wave)}, [])
     names = {r.urn: r.name for r in recorded}
-    return {r.name: {names[d] for d in r.dependencies} for r in recorded if r.type == "test:index:Step"}
+    return {r.name: {names[d] for d in r.dependencies} for r in recorded if r.type.startswith("test:index:")}
 
 
-def test_each_first_step_waits_for_every_verify_of_the_previous_wave_and_nothing_else():
+def test_each_first_step_waits_for_the_previous_wave_closed_on_every_verify_of_it():
     deps = record(waves=4, per_wave=3)
     for w in range(4):
         for i in range(3):
             assert deps[f"w{w:04d}-n{i}-verify"] == {f"w{w:04d}-n{i}-first"}
-            previous = {f"w{w - 1:04d}-n{j}-verify" for j in range(3)} if w else set()
-            assert deps[f"w{w:04d}-n{i}-first"] == previous
+            assert deps[f"w{w:04d}-n{i}-first"] == ({f"w{w - 1:04d}"} if w else set())
+    # The last wave closes nothing: no resource waits for it.
+    assert {name for name in deps if "-" not in name} == {"w0000", "w0001", "w0002"}
+    for w in range(3):
+        assert deps[f"w{w:04d}"] == {f"w{w:04d}-n{j}-verify" for j in range(3)}
+
+
+def test_the_edges_stored_grow_with_the_nodes_not_with_the_wave_width():
+    # One edge a node into the next wave, whatever maxParallel is: the width once, at the closing resource.
+    deps = record(waves=3, per_wave=40)
+    firsts = [d for name, d in deps.items() if name.endswith("-first")]
+    assert max(len(d) for d in firsts) == 1
+    assert sum(len(d) for d in deps.values()) == 3 * 40 * 2 - 40 + 2 * 40
 
 
 def test_a_thousand_waves_of_one_node_plan_without_a_recursion_error():
     # Gated on the verify resources themselves, the SDK's cycle check recursed two generator levels per
     # wave and hit Python's recursion limit at about 480 waves.
     deps = record(waves=1000, per_wave=1)
-    assert deps["w0999-n0-first"] == {"w0998-n0-verify"} and len(deps) == 2000
+    assert deps["w0999-n0-first"] == {"w0998"} and deps["w0998"] == {"w0998-n0-verify"} and len(deps) == 2999
 
 
 def test_the_sdk_cycle_check_visits_a_bounded_number_of_resources_per_edge(monkeypatch):

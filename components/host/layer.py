@@ -23,7 +23,8 @@ class HostLayer:
 
 def build_hosts(name: str, spec: StackSpec, parent: pulumi.Resource,
                 on_host: Callable[[NodeSpec, AscendHost], None]) -> HostLayer:
-    """Every node's AscendHost, wave by wave; wave k+1's first steps depend on wave k's last steps.
+    """Every node's AscendHost, wave by wave; wave k+1's first steps depend on `<name>-wave-<k>`, which depends on
+    wave k's last steps.
 
     The edge is drawn between the commands themselves: Pulumi does not hand a component's
     `depends_on` down to its children. `on_host` runs as each host is built (its node's labels).
@@ -43,5 +44,12 @@ def build_hosts(name: str, spec: StackSpec, parent: pulumi.Resource,
             on_host(node, host)
         return [hosts[node.name].ready for node in wave]
 
-    built = gate_waves(waves, build_wave)
+    def close_wave(index: int, gates: list[pulumi.Resource]) -> pulumi.Resource:
+        # A Stash, the engine's own resource: no provider, nothing runs, a delete that does nothing (pulumi
+        # v3.274.0 pkg/resource/deploy/builtins.go). It holds the wave's node names, so a preview shows a wave
+        # that changed.
+        return pulumi.Stash(f"{name}-wave-{index}", input=[node.name for node in waves[index]],
+                            opts=pulumi.ResourceOptions(parent=parent, depends_on=gates))
+
+    built = gate_waves(waves, build_wave, close_wave)
     return HostLayer([[n.name for n in wave] for wave in waves], hosts, built)

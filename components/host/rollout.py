@@ -22,6 +22,8 @@ Item = TypeVar("Item")
 STEPS_AT_ONCE_PER_NODE = 2
 # Builds one wave's resources, each first step depending on `after`; returns the wave's gates (its last steps).
 WaveBuilder = Callable[[Sequence[Item], list[pulumi.Resource]], list[pulumi.Resource]]
+# Builds the resource that closes wave K (its index): it depends on the wave's gates, and the next wave on it alone.
+WaveCloser = Callable[[int, list[pulumi.Resource]], pulumi.Resource]
 
 
 def _chunks(nodes: list[NodeSpec], size: int) -> list[tuple[NodeSpec, ...]]:
@@ -53,25 +55,27 @@ async def registered_urns(gates: Sequence[pulumi.Resource]) -> list[str]:
     return [str(urn) for urn in urns]
 
 
-def gate_waves(waves: Sequence[Sequence[Item]], build_wave: WaveBuilder) -> pulumi.Output[None]:
-    """Build wave 0 first and wave k+1 once wave k's gates are registered; resolves when the last wave is built.
+def gate_waves(waves: Sequence[Sequence[Item]], build_wave: WaveBuilder, close_wave: WaveCloser) -> pulumi.Output[None]:
+    """Build wave 0 first, then close wave k and build wave k+1 once the closing resource is registered; resolves
+    when the last wave is built.
 
-    Wave k+1's first steps depend on `DependencyResource(urn)` of each gate of wave k: the engine records
-    the same edge as with the gate itself, but the SDK's cycle check (run on every edge) stops at that
-    stand-in, which carries no dependencies of its own, instead of walking every earlier wave again
-    (quadratic time, and a RecursionError past a few hundred waves). Building a wave only once the
-    previous one is registered sends each RegisterResource when the SDK would have sent it anyway (it
-    waits for every dependency's URN), and keeps the outputs of later waves from sitting in the SDK's
-    wait loop, which hands every pending output to `asyncio.wait` on each wakeup.
+    Wave k's closing resource depends on every gate of wave k, and wave k+1's first steps on it alone: one edge a
+    node, where an edge from each first step to each gate stored `maxParallel` URNs with every node. Both edges go
+    through `DependencyResource(urn)`: the engine records the same edge as with the resource itself, but the SDK's
+    cycle check (run on every edge) stops at that stand-in, which carries no dependencies of its own, instead of
+    walking every earlier wave again (quadratic time, and a RecursionError past a few hundred waves). Building a
+    wave only once the previous one is registered sends each RegisterResource when the SDK would have sent it anyway
+    (it waits for every dependency's URN), and keeps the outputs of later waves from sitting in the SDK's wait loop,
+    which hands every pending output to `asyncio.wait` on each wakeup.
     """
     if not waves:
         return pulumi.Output.from_input(None)
 
     async def every_wave() -> None:
         gates = build_wave(waves[0], [])
-        for wave in waves[1:]:
-            urns = await registered_urns(gates)
-            gates = build_wave(wave, [DependencyResource(urn) for urn in urns])
+        for index, wave in enumerate(waves[1:]):
+            closed = close_wave(index, [DependencyResource(urn) for urn in await registered_urns(gates)])
+            gates = build_wave(wave, [DependencyResource(urn) for urn in await registered_urns([closed])])
 
     # Every wave from a task of its own: the SDK stores the call stack of every resource (runtime/resource.py
     # _get_stack_trace), and a task's is the event loop's few frames, where the program's module frame would add
