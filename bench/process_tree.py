@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import subprocess
 import tempfile
 import threading
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -83,11 +85,18 @@ class Split(threading.Thread):
         return split
 
 
+def _terminate_with_parent() -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def run_reaped(argv: list[str], cwd: Path, env: dict, host: int) -> tuple[int, str, dict[str, float]]:
     """ARGV to its end, its output and its CPU by part; every process it leaves orphaned is reaped here as well."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        # Stopped with the measuring process (SIGTERM, which the CLI takes as a cancel and ends its plugins on),
+        # which the subreaper does not do: a stopped bench left its `pulumi up` running.
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                preexec_fn=_terminate_with_parent)
         split = Split(proc.pid, host)
         split.start()
         while (reaped := os.waitpid(-1, 0))[0] != proc.pid:

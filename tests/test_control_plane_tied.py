@@ -32,12 +32,12 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def started(tmp_path: Path, mode: str) -> tuple[subprocess.Popen, int]:
-    """A process that starts the fake etcd as the bench does, and the etcd's pid."""
+def started(tmp_path: Path, mode: str, body: str = "exec sleep 300") -> tuple[subprocess.Popen, int]:
+    """A process that starts the fake etcd (running BODY) as the bench does, and the etcd's pid."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     etcd = bin_dir / "etcd"
-    etcd.write_text("#!/bin/sh\nexec sleep 300\n")
+    etcd.write_text(f"#!/bin/sh\n{body}\n")
     etcd.chmod(0o755)
     starter = subprocess.Popen([sys.executable, "-c", STARTER, str(bin_dir), str(tmp_path / mode), mode], cwd=REPO,
                                stdout=subprocess.PIPE, text=True)
@@ -60,6 +60,14 @@ def test_a_tied_control_plane_dies_with_the_killed_run(tmp_path):
     starter.send_signal(signal.SIGKILL)  # nothing of the run's own clean-up runs
     starter.wait()
     assert gone_within(etcd, 10), "the control plane outlived the run that started it"
+
+
+def test_a_tied_component_that_would_sit_out_a_sigterm_dies_with_the_run_too(tmp_path):
+    # As kube-apiserver did, its graceful shutdown waiting on an etcd that had already gone: SIGTERM ignored.
+    starter, etcd = started(tmp_path, "tied", "trap '' TERM\nexec sleep 300")
+    starter.send_signal(signal.SIGTERM)
+    starter.wait()
+    assert gone_within(etcd, 10), "a component that ignores SIGTERM outlived the run that started it"
 
 
 def test_make_clusters_control_plane_outlives_its_starter(tmp_path):
