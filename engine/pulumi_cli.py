@@ -1,10 +1,12 @@
 """The Pulumi CLI that `make engine` built, run offline and hermetic, with this program served to it."""
 from __future__ import annotations
 
+import ctypes
 import filecmp
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -86,6 +88,14 @@ def register(home: Path, name: str, version: str, binary: Path, env: dict[str, s
     return f"registered from {binary}"
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _stop_with_parent() -> None:
+    """SIGTERM, on which the program host stops, when the thread that started it ends, even killed."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 @dataclass
 class ProgramHost:
     """This program served over the language runtime protocol while a `pulumi` command runs (see program_host)."""
@@ -100,8 +110,10 @@ class ProgramHost:
         # The project's virtualenv when it has one, as the language host takes Pulumi.yaml's `virtualenv`.
         venv = self.cwd / ".venv" / "bin" / "python"
         python = str(venv) if venv.exists() else sys.executable
+        # Tied to its starter: a killed bench or test run left it serving, and using CPU, with no client.
         self._proc = subprocess.Popen([python, str(REPO / "engine" / "program_host.py")], cwd=REPO, env=env,
-                                      stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+                                      stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                                      preexec_fn=_stop_with_parent)
         line = self._proc.stdout.readline().strip()
         if not line.isdigit():
             self._proc.kill()
