@@ -1,4 +1,5 @@
-"""The release catalog's installer facts as a table in the install and verify scripts, not in every node's command.
+"""The release catalog's installer facts, and the parameters' usual values, as tables in the install and verify
+scripts, not in every node's command.
 
 A parameter declared with `by` (parameters.py) is decided by the catalog alone, from the values of the parameters it
 names: an installer's flags by its version (the runtime's by the engine), the runtime's answer and record by its
@@ -17,6 +18,7 @@ from components.host.commands import runtime_answer, runtime_record_version
 from components.host.os_support import listed, lists_for
 from components.host.parameters import (
     CATALOG_FACTS,
+    DEFAULTS,
     INSTALLER_CATALOG,
     PARAMETERS,
     RUNS_WITH,
@@ -64,16 +66,20 @@ def table(name: str) -> Table:
 
 
 def render(step: str) -> str:
-    """The shell lines that set CATALOG_BY (what each of STEP's catalog parameters is looked up by) and CATALOG (its
-    values, keyed `NAME|part|...`); empty for a step that has none, or that runs with what another step recorded
-    (the uninstall: the flags of the install it undoes)."""
+    """The shell lines that set CATALOG_BY (what each of STEP's catalog parameters is looked up by), CATALOG (its
+    values, keyed `NAME|part|...`) and DEFAULTS (the usual value of each parameter a command leaves out when it has
+    it); empty for a step that has none, or that runs with what another step recorded (the uninstall: the
+    parameters of the install it undoes)."""
     if step in RUNS_WITH:
         return ""
-    wanted = set(step_names(step)) & CATALOG_FACTS
-    names = [p for p in PARAMETERS if p.name in wanted]
-    if not names:
-        return ""
-    by = " ".join(f"[{p.name}]={shlex.quote(' '.join(p.by or ()))}" for p in names)
-    values = "\n".join(f"  [{shlex.quote('|'.join((p.name, *key)))}]={shlex.quote(value)}"
-                       for p in names for key, value in table(p.name).items())
-    return f"declare -A CATALOG_BY=({by})\ndeclare -A CATALOG=(\n{values}\n)\n"
+    names = [p for p in PARAMETERS if p.name in set(step_names(step)) & CATALOG_FACTS]
+    usual = [name for name in step_names(step) if name in DEFAULTS]
+    lines = []
+    if names:
+        by = " ".join(f"[{p.name}]={shlex.quote(' '.join(p.by or ()))}" for p in names)
+        values = "\n".join(f"  [{shlex.quote('|'.join((p.name, *key)))}]={shlex.quote(value)}"
+                           for p in names for key, value in table(p.name).items())
+        lines += [f"declare -A CATALOG_BY=({by})", f"declare -A CATALOG=(\n{values}\n)"]
+    if usual:
+        lines.append("declare -A DEFAULTS=(" + " ".join(f"[{n}]={shlex.quote(DEFAULTS[n])}" for n in usual) + ")")
+    return "".join(f"{line}\n" for line in lines)

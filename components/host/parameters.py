@@ -9,6 +9,7 @@ from components.config import StackSpec
 from components.config.hosts import ContainerRuntime, NodeSpec
 from components.config.npu_network import entries
 from components.config.packages import Kind, PackageFile, Source, declared_version
+from components.config.timeouts import DEFAULTS as TIMEOUT_DEFAULTS
 from components.host.os_support import listed, lists_for
 from components.releases.catalog import component_releases
 
@@ -44,8 +45,8 @@ class Inputs:
 @dataclass(frozen=True)
 class Param:
     """One parameter: name, the form of its value, meaning, the steps that get it, how the stack gives it; an
-    optional one is always passed, maybe empty. `group` names the install trigger it feeds; `by`, the parameters a
-    catalog fact is looked up by."""
+    optional one is always set, maybe empty. `group` names the install trigger it feeds; `by`, the parameters a
+    catalog fact is looked up by; `default`, the value the scripts set when the command leaves it out."""
 
     name: str
     form: str
@@ -56,6 +57,8 @@ class Param:
     group: str = "settings"
     # A catalog fact: the scripts look it up by these parameters' values (catalog_facts.py); no command carries it.
     by: Optional[tuple[str, ...]] = None
+    # The value most stacks give: the scripts hold it (catalog_facts.py), and a command carries only another one.
+    default: Optional[str] = None
 
 
 def kind_prefix(kind: Kind) -> str:
@@ -108,13 +111,14 @@ def _cri_dockerd_min(inputs: Inputs) -> str:
 
 def per_kind(field: str, form: str, meaning: str, steps: tuple[str, ...], derive: Callable[[Inputs, Kind], Any],
              optional: bool = False, group: str = "settings",
-             by: Optional[Callable[[Kind], tuple[str, ...]]] = None) -> list[Param]:
+             by: Optional[Callable[[Kind], tuple[str, ...]]] = None,
+             default: Optional[Callable[[Kind], str]] = None) -> list[Param]:
     """ASCEND_<KIND>_FIELD for every installer kind (the scripts read it with `kind_var KIND FIELD`)."""
     def of(kind: Kind) -> Callable[[Inputs], Any]:
         return lambda inputs: derive(inputs, kind)
 
     return [Param(f"ASCEND_{kind_prefix(kind)}_{field}", form, f"{meaning} ({kind.value})", steps, of(kind),
-                  optional, group, by(kind) if by else None) for kind in Kind]
+                  optional, group, by(kind) if by else None, default(kind) if default else None) for kind in Kind]
 
 
 def _flags_by(kind: Kind) -> tuple[str, ...]:
@@ -127,33 +131,39 @@ def _answer_by(kind: Kind) -> tuple[str, ...]:
 
 
 INSTALL, VERIFY, BOTH = ("install",), ("verify",), ("install", "verify")
+KINDS = " ".join(kind.value for kind in Kind)
+OFF = "false"
+GIVEN = "ASCEND_GIVEN"
 PARAMETERS: tuple[Param, ...] = (
     Param("ASCEND_NODE", "name", "the node's name in the stack", ("install", "verify", "on_destroy", "npu_network"),
           lambda i: i.node.name),
     Param("ASCEND_ARCH", "aarch64|x86_64", "the node's architecture", BOTH, lambda i: i.node.arch.value),
     Param("ASCEND_NPU_COUNT", "count", "chips npu-smi must show", VERIFY, lambda i: i.node.npu_count),
-    Param("ASCEND_KINDS", "kinds", "the installer kinds in install order", BOTH,
-          lambda i: " ".join(kind.value for kind in Kind)),
+    # Set by command_parameters: an inherited variable of a name the command leaves out never reads as its value.
+    Param(GIVEN, "names", "which parameters with a usual value this command sets; the scripts set the others to it",
+          BOTH, lambda i: "", optional=True, group="given"),
+    Param("ASCEND_KINDS", "kinds", "the installer kinds in install order", BOTH, lambda i: KINDS, default=KINDS),
     Param("ASCEND_ENGINE", "docker|containerd", "the node's container engine", INSTALL,
           lambda i: i.node.container_runtime.value),
     Param("ASCEND_DEFAULT_RUNTIME", "true|false", "cluster.ascendDefaultRuntime", INSTALL,
-          lambda i: _flag(i.spec.cluster.ascend_default_runtime)),
+          lambda i: _flag(i.spec.cluster.ascend_default_runtime), default=OFF),
     Param("ASCEND_ALLOW_REBOOT", "true|false", "rollout.allowReboot", INSTALL,
-          lambda i: _flag(i.spec.rollout.allow_reboot)),
+          lambda i: _flag(i.spec.rollout.allow_reboot), default=OFF),
     Param("ASCEND_ALLOW_DOWNGRADE", "true|false", "rollout.allowDowngrade", INSTALL,
-          lambda i: _flag(i.spec.rollout.allow_downgrade)),
+          lambda i: _flag(i.spec.rollout.allow_downgrade), default=OFF),
     Param("ASCEND_ALLOW_DISRUPTION", "true|false", "rollout.allowDisruption", INSTALL,
-          lambda i: _flag(i.spec.rollout.allow_disruption)),
+          lambda i: _flag(i.spec.rollout.allow_disruption), default=OFF),
     Param("ASCEND_SOURCE", "upload|mirror", "packages.source", INSTALL, lambda i: i.spec.packages.source.value),
     Param("ASCEND_STAGING", "path", "where the node keeps the package files", INSTALL, lambda i: i.staging),
     Param("ASCEND_MIRROR_URL", "url", "packages.mirrorUrl; empty for an upload", INSTALL,
-          lambda i: (i.spec.packages.mirror_url or "") if _mirror(i) else "", optional=True),
+          lambda i: (i.spec.packages.mirror_url or "") if _mirror(i) else "", optional=True, default=""),
     Param("ASCEND_MIRROR_LOGIN", "stdin", "`stdin` when the mirror login comes as the one line of stdin", INSTALL,
-          lambda i: "stdin" if _mirror(i) and i.spec.mirror_credentials is not None else "", optional=True),
+          lambda i: "stdin" if _mirror(i) and i.spec.mirror_credentials is not None else "", optional=True,
+          default=""),
     Param("ASCEND_CRI_DOCKERD_MIN", "version", "the cri-dockerd a Docker node needs for the ascend RuntimeClass; "
-          "empty when it needs none", INSTALL, _cri_dockerd_min, optional=True),
+          "empty when it needs none", INSTALL, _cri_dockerd_min, optional=True, default=""),
     Param("ASCEND_ENGINE_RESTART_TIMEOUT", "seconds", "rollout.timeouts.engineRestart", INSTALL,
-          lambda i: i.spec.rollout.timeouts.engine_restart),
+          lambda i: i.spec.rollout.timeouts.engine_restart, default=str(TIMEOUT_DEFAULTS["engine_restart"])),
     Param("ASCEND_CHIP", "chip", "the node's chip", INSTALL, lambda i: i.node.chip.value),
     Param("ASCEND_OS_LISTS", "titles", "the OS lists read for the chip (components/releases/os-support.yaml)",
           INSTALL, lambda i: "; ".join(found.title for found in lists_for(i.node.chip.value)), optional=True,
@@ -168,7 +178,8 @@ PARAMETERS: tuple[Param, ...] = (
               group="packages"),
     *per_kind("SHA256", "sha256", "the .run file's SHA-256", INSTALL, lambda i, kind: _package(i, kind, "sha256"),
               group="packages"),
-    *per_kind("TIMEOUT", "seconds", "how long the installer may run (rollout.timeouts)", INSTALL, _timeout),
+    *per_kind("TIMEOUT", "seconds", "how long the installer may run (rollout.timeouts)", INSTALL, _timeout,
+              default=lambda kind: str(TIMEOUT_DEFAULTS[kind_prefix(kind).lower()])),
     *per_kind("ANSWER", "text", "what the installer is answered on stdin; empty when it asks nothing", INSTALL,
               lambda i, kind: i.runtime_answer if kind is Kind.DOCKER_RUNTIME else "", optional=True, by=_answer_by),
     *per_kind("FRESH_FLAGS", "flags", "installer flags on a host without it", INSTALL, _flags("fresh"),
@@ -188,6 +199,8 @@ PARAMETERS: tuple[Param, ...] = (
 )
 # The parameters the release catalog decides, which the scripts look up (catalog_facts.py).
 CATALOG_FACTS = frozenset(param.name for param in PARAMETERS if param.by is not None)
+# The parameters with a usual value, which a command carries only when it differs.
+DEFAULTS = {param.name: param.default for param in PARAMETERS if param.default is not None}
 KIND_FIELDS = ("VERSION", "FILE", "SHA256", "TIMEOUT", "ANSWER", "FRESH_FLAGS", "UPGRADE_FLAGS", "UNINSTALL_FLAGS")
 
 
@@ -198,8 +211,12 @@ def step_names(step: str) -> tuple[str, ...]:
 
 
 def command_parameters(step: str, inputs: Inputs) -> list[tuple[str, str]]:
-    """The step's parameters its command sets: all but the catalog facts, which its script looks up."""
-    return [(name, value) for name, value in step_parameters(step, inputs) if name not in CATALOG_FACTS]
+    """The step's parameters its command sets: all but the catalog facts, which its script looks up, and those with
+    their usual value, which its script sets (catalog_facts.py)."""
+    params = step_parameters(step, inputs)
+    given = " ".join(name for name, value in params if name in DEFAULTS and value != DEFAULTS[name])
+    return [(name, given if name == GIVEN else value) for name, value in params
+            if name not in CATALOG_FACTS and (name not in DEFAULTS or name in given.split())]
 
 
 def step_parameters(step: str, inputs: Inputs, group: str | None = None) -> list[tuple[str, str]]:

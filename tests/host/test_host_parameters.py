@@ -89,7 +89,7 @@ def without(command: str, name: str) -> str:
     return cut
 
 
-@pytest.mark.parametrize("step, name", [("install", "ASCEND_ENGINE"), ("install", "ASCEND_CRI_DOCKERD_MIN"),
+@pytest.mark.parametrize("step, name", [("install", "ASCEND_ENGINE"), ("install", "ASCEND_GIVEN"),
                                         ("install", "ASCEND_KERNELS_VERSION"), ("verify", "ASCEND_NPU_COUNT"),
                                         ("on_destroy", "ASCEND_ON_DESTROY")])
 def test_a_step_without_a_parameter_stops_naming_it(node, step, name):

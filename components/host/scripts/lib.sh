@@ -153,6 +153,7 @@ STEP_PARAMS=()
 require_params() {
   local name
   ((${#STEP_PARAMS[@]} > 0)) || return 0
+  if declare -F param_defaults >/dev/null; then param_defaults; fi
   if declare -F catalog_facts >/dev/null; then catalog_facts; fi
   for name in "${STEP_PARAMS[@]}"; do
     [[ -v $name ]] || die "parameter $name is not set in this step's command (components/host/parameters.py" \
