@@ -180,10 +180,12 @@ def provider_line() -> str:
 
 def real_engine_tables() -> None:
     """`make bench`'s part: every size with PULUMI_SKIP_CHECKPOINTS=true (as the pull-request check previews), and
-    the two smallest without it (the engine's default, quadratic in resources); then `up` at those two sizes."""
+    the two smallest without it (the engine's default, quadratic in resources); then `up` at those two sizes, and
+    at every size with the skip (what the program and the nodes cost beside the engine's checkpoints)."""
     main([str(n) for n in SIZES] + ["--skip-checkpoints"])
     main([str(n) for n in SIZES[:2]])
     main(["--up", *(str(n) for n in SIZES[:2])])
+    main(["--up", *(str(n) for n in SIZES), "--skip-checkpoints"])
 
 
 def main(argv: list[str]) -> int:
@@ -191,9 +193,10 @@ def main(argv: list[str]) -> int:
         print(json.dumps(one(Path(argv[1]), json.loads(argv[2]), command=argv[3] if len(argv) > 3 else "preview")))
         return 0
     if argv[:1] == ["--up"]:
-        from bench.real_engine_up import main_up  # --up [N ...] [--keep DIR]: DIR keeps each run's folders and logs
+        # --up [N ...] [--keep DIR] [--skip-checkpoints]: DIR keeps each run's folders and logs
+        from bench.real_engine_up import main_up
         keep = Path(argv[argv.index("--keep") + 1]) if "--keep" in argv else None
-        return main_up(tuple(int(a) for a in argv[1:] if a.isdigit()), keep)
+        return main_up(tuple(int(a) for a in argv[1:] if a.isdigit()), keep, "--skip-checkpoints" in argv)
     if argv[:1] == ["--profile"]:  # --profile N [FOLDER]: FOLDER keeps the profiles
         if len(argv) > 2:
             Path(argv[2]).mkdir(parents=True, exist_ok=True)

@@ -77,7 +77,7 @@ def reached_through(config: dict, plane: ControlPlane, fleet: Fleet, bastion: Ba
     return config
 
 
-def program_up(work: Path, nodes: int) -> dict:
+def program_up(work: Path, nodes: int, extra_env: dict[str, str]) -> dict:
     """The program's `up` at NODES in its world: the run's figures, its state's and the connections it opened."""
     stack = synthetic_stack(nodes)
     key = work / "deploy_key"
@@ -87,7 +87,7 @@ def program_up(work: Path, nodes: int) -> dict:
         folder, doc = project(work, "program", config, stack["encryptionsalt"])
         for name in (".venv", "components"):  # the drain and host steps run `.venv/bin/python -m components...` here
             (folder / name).symlink_to(ROOT / name)
-        env = cli_env(work / "program-state", PASSPHRASE, plane.kubeconfig)
+        env = {**cli_env(work / "program-state", PASSPHRASE, plane.kubeconfig), **extra_env}
         init_stack(folder, doc, env)
         # Pulumi.prod.yaml's key is a placeholder: a key of its own, set as users set it.
         subprocess.run([str(BIN / "pulumi"), "config", "set", "--secret", "ascend-npu:sshPrivateKey", "--stack",
@@ -99,9 +99,9 @@ def program_up(work: Path, nodes: int) -> dict:
     return figures
 
 
-def bare_up(work: Path, resources: int) -> dict:
+def bare_up(work: Path, resources: int, extra_env: dict[str, str]) -> dict:
     folder, doc = project(work, "bare", {"bare:count": str(max(resources - 1, 1))})
-    env = cli_env(work / "bare-state", PASSPHRASE)
+    env = {**cli_env(work / "bare-state", PASSPHRASE), **extra_env}
     init_stack(folder, doc, env)
     figures = preview(folder, env, str(ROOT / "bench" / "bare_commands.py"), command="up")
     if "error" in figures:
@@ -158,9 +158,14 @@ def print_state(row: dict) -> None:
           f", the rest (the bastion hops, which ssh leaves to the measuring process) {rest:.1f}", flush=True)
 
 
-def main_up(sizes: tuple[int, ...], keep: Path | None = None) -> int:
+def main_up(sizes: tuple[int, ...], keep: Path | None = None, skip_checkpoints: bool = False) -> int:
+    # --skip-checkpoints: the state written once, at the end; what the program and the nodes cost without the
+    # engine's checkpoint after every step (quadratic in resources). An interrupted `up` so run records nothing.
+    extra_env = {"PULUMI_SKIP_CHECKPOINTS": "true"} if skip_checkpoints else {}
+    checkpoints = ("PULUMI_SKIP_CHECKPOINTS=true, the state written once at the end" if skip_checkpoints else
+                   "checkpoints on (PULUMI_SKIP_CHECKPOINTS unset, as up.yml runs)")
     print(f"`pulumi up --yes --skip-preview --non-interactive` through the real CLI ({BIN / 'pulumi'}); "
-          f"{provider_line()}; checkpoints on (PULUMI_SKIP_CHECKPOINTS unset, as up.yml runs); nodes: a fleet of "
+          f"{provider_line()}; {checkpoints}; nodes: a fleet of "
           "fake nodes behind a bastion (real sshd, ssh and staging; installers and NPUs answer at once), logged in "
           "as root (prod's ascend-deploy does not exist here); no policy pack:", flush=True)
     rows: list[dict] = []
@@ -168,8 +173,8 @@ def main_up(sizes: tuple[int, ...], keep: Path | None = None) -> int:
         with contextlib.ExitStack() as scratch:
             work = keep / f"up-{nodes}" if keep else Path(scratch.enter_context(tempfile.TemporaryDirectory()))
             work.mkdir(parents=True, exist_ok=True)
-            program = program_up(work, nodes)
-            bare = bare_up(work, program.get("resources", 0))
+            program = program_up(work, nodes, extra_env)
+            bare = bare_up(work, program.get("resources", 0), extra_env)
         rows.append({"nodes": nodes, "program": program, "bare": bare})
         print_row(rows[-1], rows[-2] if len(rows) > 1 else None)
         print_state(rows[-1])
