@@ -1,6 +1,6 @@
 """SSH connections one `up` of a stack holds at once, and one `pulumi destroy` of it, counted on its resources.
 
-Each host step is a local command whose `ssh` ends with the step (components/host/node_step.py): a rollout holds one
+Each host step is a local command whose `ssh` ends with the step (components/runner): a rollout holds one
 connection per step running at that moment, at most the engine's --parallel and two per node of the widest wave
 (components/host/rollout.py); a destroy runs one ssh step per node, at most --parallel at once. What
 pulumi-command v1.2.1 keeps open until it exits is counted apart: a remote Command that runs a command on create
@@ -26,7 +26,7 @@ from components.plan.recorder import SECRET_SIG, SIG_KEY, run_program
 from components.plan.stack_files import read_stack_config
 
 COMMAND, COPY, LOCAL = "command:remote:Command", "command:remote:CopyToRemote", "command:local:Command"
-NODE_STEP = "components.host.node_step"
+NODE_STEP = "-m components.runner "
 
 
 def _plain(value):

@@ -4,7 +4,7 @@ The measuring process is the subreaper of what it starts, so that an orphan coun
 never waits for its ProxyCommand (the bastion hop), which the kernel would otherwise hand to init. While the CLI runs,
 its processes' counters are read from /proc every half second; the last reading of each, taken before it ends, splits
 the CPU between the CLI itself (the engine), each plugin itself, the local commands the command provider ran (its
-waited-for children: node_step, ssh, the drain) and the program host.
+waited-for children: the host runner, ssh, the drain) and the program host.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The fleet (testkit/fakenode/fleet.py): three nodes served by one process behind a real bastion, each step the real
-node_step local command run as tests/host/test_node_step.py runs it (`/bin/sh -c`, the component's environment and
+runner local command run as tests/host/test_node_step.py runs it (`/bin/sh -c`, the component's environment and
 stdin). Simulated: what the steps' installers and NPUs do (the fleet answers them); real: sshd, ssh, the staging."""
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ import pytest
 from components.config import parse_stack
 from components.host.commands import host_steps
 from components.host.component import _verified, uploads
-from components.host.openssh import Endpoint, Session
 from components.host.step_runner import step_command
+from components.runner import agent
+from components.runner.contract import Endpoint
+from components.runner.openssh import Session
 from testkit.fakenode.bastion import Bastion
 from testkit.fakenode.fleet import SSHD, Fleet, fleet_address
 from testkit.fakenode.packages import NEW, build_packages, stack_config
@@ -105,13 +107,15 @@ def test_install_stages_its_files_once_in_the_nodes_own_sandbox_through_the_bast
         assert "Authenticated to" not in out and "Killed by signal" not in out and "debug" not in out, out
 
 
-# A Session in a process of its own, as node_step runs one: no gRPC in it. In a test worker that has run the SDK,
+# A Session in a process of its own, as the runner runs one: no gRPC in it. In a test worker that has run the SDK,
 # gRPC's fork handlers can start its poller in a forked child, and its error line can reach the ssh log first.
 DIAL = """
 import json, sys
-from components.host.openssh import Endpoint, Session
+from components.runner import agent
+from components.runner.contract import Endpoint
+from components.runner.openssh import Session
 node, bastion, key = json.loads(sys.stdin.read())
-with Session(Endpoint(*node), Endpoint(*bastion), key) as ssh:
+with agent.holding(key) as sock, Session(Endpoint(*node), Endpoint(*bastion), sock) as ssh:
     ran, streamed = ssh.run("true", 30), ssh.stream("true")
 print(json.dumps([ran.said, streamed.said, ran.code, streamed.code]))
 """
@@ -173,8 +177,9 @@ def test_a_sessions_commands_share_one_connection_that_ends_with_the_session(wor
     fleet, bastion, key = world[0], world[1], world[2]
     node = Endpoint(fleet.addresses[0], fleet.port, "root", fleet.host_key)
     opened = fleet.opened
-    with Session(node, Endpoint(bastion.address, bastion.port, "root", bastion.host_key), key) as ssh:
-        # The staging's own form (a command the fleet's nodes run as sent, node_files.py's first words).
+    with agent.holding(key) as sock, \
+            Session(node, Endpoint(bastion.address, bastion.port, "root", bastion.host_key), sock) as ssh:
+        # The staging's own form (a command the fleet's nodes run as sent, staging.py's first words).
         answers = [ssh.run(f'r="${{ASCEND_ROOT:-}}"; echo {i}', 30) for i in range(3)]
         master, socket_path = ssh.master._proc, ssh.master.socket
         assert master is not None and master.poll() is None and socket_path.exists()
@@ -184,7 +189,7 @@ def test_a_sessions_commands_share_one_connection_that_ends_with_the_session(wor
 
 
 def test_a_folder_too_long_for_a_socket_dials_each_command_on_its_own(tmp_path):
-    from components.host.ssh_master import Master
+    from components.runner.ssh_master import Master
     deep = tmp_path / ("d" * 120)
     master = Master(["ssh", "-p", "22", "root@node"], deep, {}, lambda: None)
     assert not master.usable and master.up() is None

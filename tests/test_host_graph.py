@@ -11,12 +11,13 @@ import pytest
 from components.cluster.values_contract import chart_values
 from components.config.config_source import spec_from_values
 from components.host.commands import node_packages
-from components.host.node_files import needed
-from components.host.node_step import ON_DESTROY, ON_NODE
 from components.host.rollout import plan_waves
 from components.host.script_set import step_sha256
 from components.plan.recorder import SECRET_SIG, SIG_KEY, mask
 from components.plan.stack_files import read_stack_config
+from components.runner.contract import MODULE, ON_NODE, parse_line
+from components.runner.on_node import parse as parse_on_node
+from components.runner.staging import needed
 from tests.stacks import ROOT, load_stack, patched, write_stack
 
 HOST = "ascend-npu:index:AscendHost"
@@ -125,7 +126,7 @@ def test_each_node_runs_install_then_verify_then_gets_its_labels(graph):
         assert resources[install.parent].type == HOST and install.parent == verify.parent
 
 
-def test_every_host_step_is_a_local_ssh_run_that_stages_what_it_needs_and_destroy_stays_remote(graph):
+def test_every_host_step_is_a_local_ssh_run_that_stages_what_it_needs(graph):
     """Each step's ssh ends with it (no connection held until `up` ends); the command it runs on the node is in its
     environment, and names the scripts it takes by SHA-256 and (with source upload) exactly the node's installers."""
     stack, resources, waves = graph
@@ -138,24 +139,21 @@ def test_every_host_step_is_a_local_ssh_run_that_stages_what_it_needs_and_destro
             command = step(resources, node, name)
             assert command.type == LOCAL and command.properties["addPreviousOutputInEnv"] is False
             words = shlex.split(command.properties["create"])
-            assert words[1:4] == ['${ASCEND_NPU_PYTHON:-.venv/bin/python}', "-m", "components.host.node_step"]
-            assert words[words.index("--host-key") + 1] == nodes[node].host_key
+            assert words[1:4] == ['${ASCEND_NPU_PYTHON:-.venv/bin/python}', "-m", MODULE]
+            call = parse_line(command.properties["create"])
+            assert call.target.host_key == nodes[node].host_key and call.node == node
             assert "PRIVATE KEY" not in json.dumps(command.properties["environment"])
-            on_node = command.properties["environment"][ON_NODE]
-            files = needed(on_node, words[words.index("--scripts") + 1],
-                           words[words.index("--upload") + 1] if "--upload" in words else "")
-            assert [(Path(f.path).name, f.sha256) for f in files if f.path.endswith(".sh")] == \
+            files = needed(parse_on_node(command.properties["environment"][ON_NODE]), upload=call.upload)
+            assert [(f.remote.rsplit("/", 1)[1], f.sha256) for f in files if f.remote.endswith(".sh")] == \
                 [(f"{s}.sh", step_sha256(s)) for s in scripts]
             runs = sorted(Path(f.path).name for f in files if f.path.endswith(".run"))
             if stack == "dev" and name == "install":
                 assert runs == sorted(p.file for p in node_packages(spec, nodes[node])) and len(runs) == 5
             else:
                 assert runs == []
-        # The node's destroy: the record step's delete, over ssh like every step, the command in its environment.
-        destroy = step(resources, node, "destroy")
-        words = shlex.split(destroy.properties["delete"])
-        assert words[words.index("--command-from") + 1] == ON_DESTROY and "--scripts" not in words
-        assert destroy.properties["environment"][ON_DESTROY].endswith(f"ascend-npu {shlex.quote(node)}")
+        # The node's destroy: the record step's delete, over ssh like every step, naming the node alone.
+        destroy = parse_line(step(resources, node, "destroy").properties["delete"])
+        assert (destroy.step, destroy.node, destroy.target.host_key) == ("destroy", node, nodes[node].host_key)
         # Earlier releases' remote destroy: no command left to run, no key, nothing to dial with.
         legacy = step(resources, node, "on-destroy")
         assert legacy.type == COMMAND and legacy.properties.get("create") is None
@@ -215,24 +213,23 @@ def test_connections_are_secret_pin_host_keys_and_never_leak_the_key(graph):
             conn = wrapped["value"]
             assert conn["hostKey"].startswith("ssh-ed25519 ") and "privateKey" not in conn and "proxy" not in conn
             assert mask(r.properties)["connection"] == "[secret]"
-        elif r.type == LOCAL and "node_step" in r.properties["create"]:
-            words = shlex.split(r.properties["create"])
-            assert words[words.index("--host-key") + 1].startswith("ssh-ed25519 ")
-            shown = r.properties["create"] + json.dumps(r.properties["environment"])
+        elif r.type == LOCAL and f" -m {MODULE} " in r.properties["create"]:
+            call = parse_line(r.properties["create"])
+            assert call.target.host_key.startswith("ssh-ed25519 ")
+            shown = r.properties["create"] + json.dumps(r.properties.get("environment", {}))
             assert "PRIVATE KEY" not in shown
             if stack == "prod" and r.name.endswith("-destroy"):
                 assert r.properties["stdin"][SIG_KEY] == SECRET_SIG and mask(r.properties)["stdin"] == "[secret]"
                 assert sorted(json.loads(r.properties["stdin"]["value"])) == ["key"]
-                assert "--agent" not in words and "--agent" not in r.properties["delete"]
+                assert "SSH_AUTH_SOCK" not in r.properties["environment"]
             elif stack == "prod":
-                assert "--agent" in words and "stdin" not in r.properties
+                assert "stdin" not in r.properties
                 assert r.properties["environment"]["SSH_AUTH_SOCK"].startswith(".ascend-npu/agent/")
             else:
-                assert "--agent" in words and "stdin" not in r.properties and "SSH_AUTH_SOCK" not in \
-                    r.properties["environment"]
+                assert "stdin" not in r.properties and "SSH_AUTH_SOCK" not in r.properties["environment"]
             if stack == "prod":
-                assert words[words.index("--bastion-host-key") + 1].startswith("ssh-ed25519 ")
-                assert words[words.index("--bastion") + 1].endswith(":2222")
+                assert call.bastion is not None and call.bastion.host_key.startswith("ssh-ed25519 ")
+                assert call.bastion.port == 2222
 
 
 def test_every_command_streams_its_output_to_up(graph):

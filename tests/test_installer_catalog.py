@@ -10,7 +10,7 @@ import yaml
 from components.config import parse_stack
 from components.config.compatibility import load_matrix
 from components.config.problems import SpecError
-from components.host.commands import runtime_record_version
+from components.host.catalog_facts import runtime_record_version
 from components.host.script_set import SCRIPTS
 from components.releases.catalog import INSTALLER_COMPONENTS, component_releases, installer_entry, known_releases
 from components.releases.installers import StdinPrompt

@@ -1,8 +1,10 @@
 """The upload directory the engine hashes: checked before any resource is registered, by field, never a traceback."""
 from __future__ import annotations
 
+import socket
+
 from components.config import parse_stack
-from components.config.local_files import agent_problems, local_file_problems
+from components.config.local_files import agent_problems, local_file_problems, openssh_problems
 from tests.stacks import load_stack
 
 DEV = {k.split(":", 1)[1]: v for k, v in load_stack("dev")["config"].items()}
@@ -37,20 +39,33 @@ def test_a_complete_directory_and_a_mirror_stack_have_no_problem(tmp_path):
     assert local_file_problems(parse_stack(mirror, private_key=None), tmp_path) == []
 
 
-def test_the_agent_is_used_only_when_the_stack_says_so():
-    """pulumi-command v1.2.1 dials SSH_AUTH_SOCK whenever it is non-empty, even beside sshPrivateKey, and a stale one
-    fails every step, though the agent's keys are never offered beside the stack's."""
+def test_an_agent_is_asked_for_only_by_an_up_of_a_stack_that_logs_in_with_it(tmp_path):
+    """With sshPrivateKey the steps load the key into an agent of their own, so this machine's SSH_AUTH_SOCK, live,
+    stale or absent, is no concern; with ssh.useAgent an `up` needs an agent where SSH_AUTH_SOCK points, a preview
+    (which dials nothing) does not."""
     keyed = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": False}}, private_key="KEY",
                         private_key_is_secret=True)
     agent = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": True}}, private_key=None)
-    assert [p.field for p in agent_problems(keyed, {"SSH_AUTH_SOCK": "/run/user/0/agent.sock"})] == ["sshPrivateKey"]
-    assert "SSH_AUTH_SOCK= pulumi up" in agent_problems(keyed, {"SSH_AUTH_SOCK": "/tmp/a"})[0].message
-    # The reason is what v1.2.1 does: it never offers the agent's keys, and a stale socket fails every dial.
-    reason = agent_problems(keyed, {"SSH_AUTH_SOCK": "/tmp/a"})[0].message
-    assert "never offer its keys" in reason and "stale SSH_AUTH_SOCK) fails every step" in reason
-    assert "let in" not in reason
-    # It names the command the user ran: a preview is refused with a preview to rerun.
-    assert "SSH_AUTH_SOCK= pulumi preview`" in agent_problems(keyed, {"SSH_AUTH_SOCK": "/tmp/a"}, "preview")[0].message
-    assert agent_problems(keyed, {"SSH_AUTH_SOCK": ""}) == agent_problems(keyed, {}) == []
+    live = tmp_path / "agent.sock"
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(live))
+        for environ in ({}, {"SSH_AUTH_SOCK": str(live)}, {"SSH_AUTH_SOCK": str(tmp_path / "gone.sock")}):
+            assert agent_problems(keyed, environ) == agent_problems(keyed, environ, "preview") == []
+        assert agent_problems(agent, {"SSH_AUTH_SOCK": str(live)}) == []
     assert [p.field for p in agent_problems(agent, {})] == ["ssh.useAgent"]
-    assert agent_problems(agent, {"SSH_AUTH_SOCK": "/tmp/a"}) == []
+    stale = agent_problems(agent, {"SSH_AUTH_SOCK": str(tmp_path / "gone.sock")})
+    assert [p.field for p in stale] == ["ssh.useAgent"] and "where no agent listens" in stale[0].message
+    assert agent_problems(agent, {}, "preview") == []
+
+
+def test_every_stack_with_nodes_needs_the_openssh_client_here():
+    keyed = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": False}}, private_key="KEY",
+                        private_key_is_secret=True)
+    agent = parse_stack({**DEV, "ssh": {**DEV["ssh"], "useAgent": True}}, private_key=None)
+    assert openssh_problems(keyed, lambda tool: f"/usr/bin/{tool}") == []
+    [problem] = openssh_problems(agent, lambda tool: None)
+    assert problem.field == "nodes" and "no `ssh` on PATH" in problem.message and "openssh-client" in problem.message
+    [problem] = openssh_problems(keyed, lambda tool: None if tool == "ssh-add" else f"/usr/bin/{tool}")
+    assert "no `ssh-add` on PATH" in problem.message
+    assert openssh_problems(agent, lambda tool: None if tool == "ssh-agent" else "/usr/bin/x") == []
+

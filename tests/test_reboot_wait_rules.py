@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.host.openssh import Answer
-from components.host.reboot_wait import NO_REBOOT_AFTER, POLL, probe_command, read, rebooted_from, wait
+from components.runner.openssh import Answer
+from components.runner.reboot_wait import NO_REBOOT_AFTER, POLL, probe_command, read, rebooted_from, wait
 
 OLD, NEW = "1111-old", "2222-new"
 REFUSED = Answer(255, "", "channel 0: open failed: connect failed: Connection refused")

@@ -7,7 +7,6 @@ from urllib.parse import urlsplit
 
 from components.config.compatibility import load_matrix
 from components.config.frameworks import check_frameworks
-from components.config.host_key_types import check_host_key_types
 from components.config.hosts import NodeSpec
 from components.config.node_checks import check_identity, resolve_nodes
 from components.config.packages import (
@@ -158,7 +157,6 @@ def run_checks(parsed: dict[str, Any], has_key: bool, key_is_secret: bool, stack
     """Every cross-section check whose sections parsed (STACK: the stack's name, for the commands a problem names)."""
     nodes, problems = resolve_nodes(parsed)
     problems += check_identity(parsed)
-    problems += check_host_key_types(parsed)
     if "ssh" in parsed:
         problems += check_ssh_secret(parsed["ssh"], has_key, key_is_secret, stack)
     if "versions" in parsed:

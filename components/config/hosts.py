@@ -50,7 +50,9 @@ class ContainerRuntime(str, Enum):
 
 
 def host_key(value: Optional[str]) -> Optional[str]:
-    """Accept `ssh-keyscan` lines (`host type key`) and keep `type key`, once the key blob proves whole."""
+    """Accept `ssh-keyscan` lines (`host type key`) and keep `type key`, once the key blob proves whole; an RSA key
+    labelled by a signature algorithm (`rsa-sha2-512`) is kept as the key type its blob names, `ssh-rsa`, as
+    known_hosts writes it (OpenSSH negotiates rsa-sha2-512 or -256 with it all the same)."""
     if value is None:
         return None
     parts = value.split()
@@ -60,7 +62,7 @@ def host_key(value: Optional[str]) -> Optional[str]:
         problem = blob_problem(parts[0], parts[1])
         if problem:
             raise ValueError(f"{problem}; copy the whole line `ssh-keyscan -t ed25519 <address>` prints")
-        return " ".join(parts[:2])
+        return f"{'ssh-rsa' if parts[0].startswith('rsa-sha2-') else parts[0]} {parts[1]}"
     raise ValueError("not an SSH public host key; write the line `ssh-keyscan -t ed25519 <address>` "
                      "prints, for example 'ssh-ed25519 AAAAC3Nza...'")
 
@@ -149,7 +151,7 @@ class Bastion(SpecModel):
     host: str = Field(description="Address of the bastion.")
     port: int = Field(22, ge=1, le=65535, description="SSH port of the bastion.")
     user: Optional[str] = Field(None, pattern=LOGIN_NAME, description="User on the bastion; defaults to `ssh.user`.")
-    host_key: str = Field(description="Pinned public host key of the bastion, ed25519 or ecdsa (RSA is refused): "
+    host_key: str = Field(description="Pinned public host key of the bastion (ed25519, ecdsa or RSA): "
                                       "`ssh-keyscan -t ed25519 -p <port> <host>`.")
 
     _host = field_validator("host")(classmethod(lambda cls, v: address(v)))
@@ -188,7 +190,7 @@ class Node(SpecModel):
 
     name: str = Field(pattern=DNS_SUBDOMAIN, max_length=253, description="Kubernetes node name.")
     address: str = Field(description="IP address or DNS name SSH connects to.")
-    host_key: str = Field(description="Pinned public host key, ed25519 or ecdsa (RSA is refused): "
+    host_key: str = Field(description="Pinned public host key (ed25519, ecdsa or RSA): "
                                       "`ssh-keyscan -t ed25519 -p <ssh.port> <address>`.")
     pool: Optional[str] = Field(None, pattern=DNS_LABEL, description="Pool whose defaults this node takes.")
     wave: Optional[int] = Field(None, ge=1, description="Rollout wave (1, 2, ...); canaries always go first.")

@@ -1,8 +1,9 @@
 """What the engine itself takes from this machine before anything runs: the upload directory and its files, the
-SSH agent of this environment, and the OpenSSH client the reboot wait dials with."""
+SSH agent a stack with `ssh.useAgent` logs in with, and the OpenSSH client every host step dials with."""
 from __future__ import annotations
 
 import shutil
+import stat
 from pathlib import Path
 from typing import Callable, Mapping, Optional
 
@@ -28,30 +29,36 @@ def local_file_problems(spec: StackSpec, cwd: Path) -> list[Problem]:
 
 
 def agent_problems(spec: StackSpec, environ: Mapping[str, str], command: str = "up") -> list[Problem]:
-    """The SSH agent is used exactly when the stack says so. Beside sshPrivateKey, pulumi-command v1.2.1 dials the
-    agent of a non-empty SSH_AUTH_SOCK for every connection and fails the dial when it cannot (remote/connection.go
-    L131-145, connection_unix.go L12-21), yet never offers its keys: x/crypto tries each method name once, and the
-    key and the agent are both "publickey" (ssh/client_auth.go L86-110, L220 at v0.48.0)."""
+    """With `ssh.useAgent`, the steps log in with the keys of the agent SSH_AUTH_SOCK names, so an `up` needs one
+    that is there. OpenSSH needs nothing else: with `sshPrivateKey` every step uses an agent of its own holding that
+    key (components/runner/agent.py) whatever SSH_AUTH_SOCK says here, and a preview dials nothing."""
+    if not spec.ssh.use_agent or command != "up":
+        return []
     socket = environ.get("SSH_AUTH_SOCK", "")
-    if spec.ssh_private_key is not None and socket:
-        return [Problem("sshPrivateKey", "is set while SSH_AUTH_SOCK is too: the command provider would connect to "
-                                         "that agent for every SSH connection and never offer its keys beside the "
-                                         "stack's, so it adds nothing, and an agent that is gone (a stale "
-                                         "SSH_AUTH_SOCK) fails every step before SSH starts; run "
-                                         f"`SSH_AUTH_SOCK= pulumi {command}`, or use the agent alone "
-                                         "(ssh.useAgent: true, no sshPrivateKey)")]
-    if spec.ssh.use_agent and not socket:
+    if not socket:
         return [Problem("ssh.useAgent", "true, but SSH_AUTH_SOCK is not set here: start an agent and add the key "
                                         "(`eval $(ssh-agent) && ssh-add KEYFILE`), or set sshPrivateKey instead")]
+    try:
+        is_socket = stat.S_ISSOCK(Path(socket).stat().st_mode)
+    except OSError:
+        is_socket = False
+    if not is_socket:
+        return [Problem("ssh.useAgent", f"true, but SSH_AUTH_SOCK names {socket}, where no agent listens (one that "
+                                        "is gone: an old shell, a closed forwarded session): start an agent and add "
+                                        "the key (`eval $(ssh-agent) && ssh-add KEYFILE`), or set sshPrivateKey")]
     return []
 
 
 def openssh_problems(spec: StackSpec, which: Callable[[str], Optional[str]] = shutil.which) -> list[Problem]:
-    """With `rollout.allowReboot`, the wait for a rebooting node dials it with OpenSSH from this machine
-    (components/host/reboot_wait.py)."""
-    if not spec.rollout.allow_reboot or which("ssh") is not None:
+    """Every host step dials its node with OpenSSH's `ssh` from this machine (components/runner), and with
+    `sshPrivateKey` loads the key into `ssh-agent` with `ssh-add`: all from the OpenSSH client package."""
+    if not spec.nodes:
         return []
-    return [Problem("rollout.allowReboot", "true, and this machine has no `ssh` "
-                                           "on PATH: the wait for a rebooting node dials it with OpenSSH from here; "
-                                           "install the OpenSSH client (`apt-get install openssh-client`, "
-                                           "`dnf install openssh-clients`), or write false")]
+    tools = ("ssh", "ssh-agent", "ssh-add") if spec.ssh_private_key is not None else ("ssh",)
+    absent = [tool for tool in tools if which(tool) is None]
+    if not absent:
+        return []
+    return [Problem("nodes", f"this machine has no {', '.join(f'`{tool}`' for tool in absent)} on PATH: every host "
+                             "step dials its node with the OpenSSH client from here; install it (`apt-get install "
+                             "openssh-client`, `dnf install openssh-clients`, `apk add openssh-client`) and run "
+                             "again; nothing was changed")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 from difflib import get_close_matches
 from typing import Any
 
-from components.config import npu_network
+import components.config.npu_network as npu_network
 from components.config.hosts import NodeSpec
 from components.config.problems import Problem
 from components.config.redact import preview

@@ -13,8 +13,9 @@ from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.config.npu_network import entries
 from components.host.commands import verify_parameters
-from components.host.openssh import Endpoint, ssh_argv
 from components.host.script_set import SCRIPTS
+from components.runner.contract import Endpoint
+from components.runner.openssh import ssh_argv
 
 PROBE = Path(__file__).with_name("probe.sh")
 MARK = "==ascend-npu-doctor== "

@@ -14,7 +14,6 @@ from typing import Callable
 
 from components.config.hosts import Arch, Chip, ContainerRuntime
 from components.config.packages import Kind
-from components.host.commands import runtime_answer, runtime_record_version
 from components.host.os_support import listed, lists_for
 from components.host.parameters import (
     CATALOG_FACTS,
@@ -26,7 +25,21 @@ from components.host.parameters import (
     kind_prefix,
     step_names,
 )
-from components.releases.catalog import component_releases
+from components.releases.catalog import component_releases, release_entry
+
+
+def runtime_record_version(release: str) -> str:
+    """The `version=` value the runtime's installer records for RELEASE (`v6.0.0`), from the release catalog."""
+    lines = release_entry("docker-runtime", release).installer.record.lines
+    line = next(line for line in lines if line.startswith("version="))
+    return line.partition("=")[2].format(version=release)
+
+
+def runtime_answer(release: str) -> str:
+    """What the runtime's installer of RELEASE is answered on stdin (the release catalog's prompt), or nothing."""
+    prompt = release_entry("docker-runtime", release).installer.stdin_prompt
+    return prompt.answer if prompt else ""
+
 
 # What a key part is when the parameter it is read from has no catalogued value: the fallback entry.
 ANY = "*"

@@ -1,5 +1,5 @@
-"""`AscendHost`: one node's host steps, each a local command that runs it over OpenSSH, from staged files to a
-verified NPU stack; its destroy a remote command."""
+"""`AscendHost`: one node's host steps, each a local command that runs it over OpenSSH (components/runner), from
+staged files to a verified NPU stack, and the destroy."""
 from __future__ import annotations
 
 import json
@@ -16,7 +16,7 @@ from components.config.packages import Source
 from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, mirror_login_stdin
 from components.host.drain_steps import drain_steps
 from components.host.reboot_steps import reboot_wait
-from components.host.run_agent import AGENT_ENV, agent_socket
+from components.host.run_agent import agent_environment
 from components.host.step_runner import destroy_command, step_command, step_stdin
 
 # Uploaded installers land in /var/tmp/<the directory's name>, where pulumi-command v1.2.1's CopyToRemote put them
@@ -99,7 +99,7 @@ class AscendHost(pulumi.ComponentResource):
         # The NPU network (RoCE) once the driver is in and the node back: hccn_tool comes with the driver.
         self.npu_network = self._step(name, steps["npu_network"], back) if "npu_network" in steps else None
         self.verify = self._step(name, steps["verify"], back + ([self.npu_network] if self.npu_network else []),
-                                 triggers=list(steps["install"].triggers) + list(steps["verify"].triggers))
+                                 triggers=list(steps["verify"].triggers))
         # Records on the node what a destroy does there; its delete is that destroy (run_destroy.sh), over ssh too.
         self.destroy = self._step(name, steps["on_destroy"], [self.install], suffix="destroy", destroy=True)
         # Earlier releases' destroy, a remote command whose stored delete pulumi-command would replay over a
@@ -134,19 +134,13 @@ class AscendHost(pulumi.ComponentResource):
               stdin: pulumi.Input[str] | None = None, suffix: str = "", destroy: bool = False) -> local.Command:
         # No previous output in the environment: an install's output can pass the 128 KiB Linux allows one variable
         # (MAX_ARG_STRLEN), and v1.2.1 adds it by default (provider/pkg/provider/local/commandOutputs.go L88-95).
-        # Only a step with a delete keeps the key in the state: a delete runs without the program, whose agent holds
-        # the key for every other step (run_agent.py).
-        key = self._spec.ssh_private_key
-        run_agent = key is not None and not destroy
-        create, command_env = step_command(self._spec, self._node, step, upload, run_agent)
-        environment: dict[str, pulumi.Input[str]] = dict(command_env)
-        delete = None
-        if destroy:  # v1.2.1 runs `delete` with the stored environment and stdin (local/commandController.go L93-99)
-            delete, held = destroy_command(self._spec, self._node, step)
-            environment = {**environment, **held}
-        if run_agent:
-            environment = {**environment, AGENT_ENV: agent_socket(key)}
-        return local.Command(f"{name}-{suffix or step.name}", create=create, delete=delete, environment=environment,
-                             stdin=step_stdin(self._spec, stdin, with_key=not run_agent),
+        # Every step logs in through an agent: the run's (run_agent.py), which holds the key while the program runs;
+        # only the destroy, whose delete runs without the program, keeps the key, on its stdin (v1.2.1 runs `delete`
+        # with the stored environment and stdin: local/commandController.go L93-99), for an agent of its own.
+        create, environment = step_command(self._spec, self._node, step, upload)
+        delete = destroy_command(self._spec, self._node) if destroy else None
+        return local.Command(f"{name}-{suffix or step.name}", create=create, delete=delete,
+                             environment={**environment, **(agent_environment(self._spec) if not destroy else {})},
+                             stdin=step_stdin(self._spec, key=destroy, stdin=stdin),
                              triggers=triggers, add_previous_output_in_env=False,
                              opts=pulumi.ResourceOptions(parent=self, depends_on=after))

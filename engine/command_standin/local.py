@@ -11,8 +11,8 @@ import signal
 import subprocess
 from typing import Callable
 
+from .processes import collect, forget, spawn
 from .props import logged_streams, plain, run_env
-from .ssh import collect, forget, spawn
 
 LOCAL = "command:local:Command"
 INPUTS = ("triggers", "create", "update", "delete", "stdin", "logging", "interpreter", "dir", "environment",

@@ -4,8 +4,6 @@
 # pulumi/pulumi-go-provider v1.3.0 infer/resource.go diff() calls for pulumi-command v1.2.1.
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,8 +11,6 @@ from google.protobuf import json_format, struct_pb2
 
 SIG = "4dabf18193072939515e22adb298388d"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
-ASSET_SIG = "c44067f5952c0a294b673a41bacd8c17"
-ARCHIVE_SIG = "0def7320c3a5731c473e5ecbe6d01bc7"
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 
 
@@ -68,38 +64,10 @@ def plain(value: Any) -> Any:
     return value
 
 
-def source_hash(source: dict) -> str:
-    """An asset's or archive's hash: the one the engine sent, else one computed here from the local path."""
-    if source.get("hash"):
-        return source["hash"]
-    digest = hashlib.sha256()
-    if "text" in source:
-        digest.update(source["text"].encode())
-    path = source.get("path")
-    if path and os.path.isdir(path):
-        for root, dirs, files in os.walk(path):
-            dirs.sort()
-            for name in sorted(files):
-                full = os.path.join(root, name)
-                digest.update(os.path.relpath(full, path).encode() + b"\0")
-                with open(full, "rb") as f:
-                    digest.update(hashlib.sha256(f.read()).digest())
-    elif path and os.path.exists(path):
-        with open(path, "rb") as f:
-            digest.update(f.read())
-    return digest.hexdigest()
-
-
-def _is_asset(value: Any) -> bool:
-    return isinstance(value, dict) and value.get(SIG) in (ASSET_SIG, ARCHIVE_SIG)
-
-
 def equal(a: Any, b: Any) -> bool:
-    """DeepEquals: secrets by what they wrap, assets and archives by hash, a bool never equal to a number."""
+    """DeepEquals: secrets by what they wrap, a bool never equal to a number (no input of a served type is an asset)."""
     if isinstance(a, Secret) or isinstance(b, Secret):
         return isinstance(a, Secret) and isinstance(b, Secret) and equal(a.value, b.value)
-    if _is_asset(a) or _is_asset(b):
-        return _is_asset(a) and _is_asset(b) and a[SIG] == b[SIG] and source_hash(a) == source_hash(b)
     if isinstance(a, dict) and isinstance(b, dict):
         keys = {k for k in a if a[k] is not None} | {k for k in b if b[k] is not None}
         return all(equal(a.get(k), b.get(k)) for k in keys)
@@ -149,10 +117,7 @@ def _object_diff(path: tuple, old: dict, new: dict, out: dict) -> None:
 
 
 def _value_diff(path: tuple, old: Any, new: Any, out: dict) -> None:
-    def plain_object(v: Any) -> bool:
-        return isinstance(v, dict) and not _is_asset(v)
-
-    if plain_object(old) and plain_object(new):
+    if isinstance(old, dict) and isinstance(new, dict):
         _object_diff(path, old, new, out)
     elif isinstance(old, list) and isinstance(new, list):
         for i in range(min(len(old), len(new))):

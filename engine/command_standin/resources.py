@@ -1,29 +1,15 @@
-"""Stand-in for pulumi-command: what remote.Command and remote.CopyToRemote do in v1.2.1, per gRPC call."""
-# Reproduces pulumi/pulumi-command v1.2.1 (7f3eb6f) provider/pkg/provider/remote/{command.go, commandController.go,
-# commandOutputs.go, copy.go, copyController.go}, common/inputs.go, and the generic Check/Diff/Create/Update of
-# pulumi/pulumi-go-provider v1.3.0 infer/resource.go and infer/apply_secrets.go that they rely on.
+"""Stand-in for pulumi-command: what local.Command does in v1.2.1 per gRPC call, and the remote types as far as the
+program still meets them (none of which runs anything: the stand-in refuses to, where v1.2.1 would dial)."""
+# Reproduces pulumi/pulumi-command v1.2.1 (7f3eb6f) provider/pkg/provider/local/commandController.go,
+# remote/{command.go, commandController.go, copy.go, copyController.go}, common/inputs.go, and the generic
+# Check/Diff/Create/Update of pulumi/pulumi-go-provider v1.3.0 infer/resource.go and infer/apply_secrets.go.
 from __future__ import annotations
 
-import json
 import secrets
-import subprocess
 from typing import Callable
 
-from . import env_requests, local, sftp
-from .props import (
-    ARCHIVE_SIG,
-    ASSET_SIG,
-    SIG,
-    UNKNOWN,
-    Secret,
-    detailed_diff,
-    equal,
-    logged_streams,
-    plain,
-    run_env,
-    source_hash,
-)
-from .ssh import Link, SSHError
+from . import local
+from .props import UNKNOWN, Secret, detailed_diff, equal, plain
 
 COMMAND, COPY, LOCAL = "command:remote:Command", "command:remote:CopyToRemote", local.LOCAL
 # Input names of each type (remote/command.go CommandInputs with common/inputs.go, remote/copy.go).
@@ -40,6 +26,20 @@ Status = Callable[[str], None]
 
 class CommandError(Exception):
     """An operation that failed as v1.2.1 fails it: the engine gets the message, nothing is recorded."""
+
+
+# The program's only remote resource is each node's emptied `-on-destroy` (no command: v1.2.1 runs nothing and dials
+# nothing for it); stacks of releases before 43e7d7f also hold remote steps and copies, which leave the state by a
+# Delete that runs nothing. A remote command that would run (a stored remote delete replayed by a `pulumi destroy`
+# before any `up` of a later release) or a copy is refused: failing is never kinder than what v1.2.1 does over SSH.
+NOT_SERVED = ("the command stand-in runs no remote command or copy (pulumi-command v1.2.1 would dial {host} for "
+              "it); run this step against the real provider: ASCEND_NPU_COMMAND_PROVIDER=<pulumi-resource-command>")
+
+
+def _refuse(props: dict) -> CommandError:
+    connection = plain(props.get("connection"))
+    host = connection.get("host", "?") if isinstance(connection, dict) else "?"
+    return CommandError(NOT_SERVED.format(host=host))
 
 
 def _connection(value):
@@ -70,15 +70,6 @@ def check(type_: str, news: dict) -> tuple[dict, list[tuple[str, str]]]:
         hop = plain(inputs["connection"])
         if isinstance(hop, dict) and hop.get("host") is None:
             failures.append(("connection.host", "Missing required field 'host'"))
-    source = plain(inputs.get("source"))
-    if type_ == COPY and isinstance(source, dict):
-        kind = source.get(SIG)
-        if kind not in (ASSET_SIG, ARCHIVE_SIG):
-            failures.append(("asset", "either asset or archive must be set"))
-        elif kind == ASSET_SIG and "path" not in source and "text" not in source:
-            failures.append(("asset", "asset must be a path-based file asset or a text asset"))
-        elif kind == ARCHIVE_SIG and "path" not in source:
-            failures.append(("archive", "archive must be a path to a file or directory"))
     return inputs, failures
 
 
@@ -98,83 +89,43 @@ def diff(type_: str, state: dict, news: dict, old_inputs: dict | None, ignore: l
             "diffs": sorted({k.split("[")[0].split(".")[0] for k in kinds})}
 
 
-def _quote(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)  # close to Go's %q
-
-
-def run(props: dict, command: str, previous: dict, status: Status, log: Status, type_: str = COMMAND) -> dict:
-    """CommandOutputs.run: one session, previous outputs in PULUMI_COMMAND_STDOUT/STDERR, stdin when non-empty."""
-    if type_ == LOCAL:
-        try:
-            return local.run(props, command, previous, log)
-        except local.LocalError as err:
-            raise CommandError(str(err)) from None
-    p = plain(props)
-    env = run_env(p, previous)
+def run(props: dict, command: str, previous: dict, log: Status, type_: str) -> dict:
+    """CommandOutputs.run of a local command; a remote one is refused (NOT_SERVED)."""
+    if type_ != LOCAL:
+        raise _refuse(props)
     try:
-        with Link(p["connection"], status) as link:
-            env_requests.check(link, p.get("environment") or {}, env, log)
-            result = link.run(command, p.get("stdin") or None, env, logged_streams(p), log)
-            lost = result.code < 0 or (result.code == 255 and not link.alive())
-    except (SSHError, env_requests.Refused, OSError, subprocess.SubprocessError) as err:
+        return local.run(props, command, previous, log)
+    except local.LocalError as err:
         raise CommandError(str(err)) from None
-    if lost:
-        raise CommandError(f"wait: remote command exited without exit status or exit signal: running "
-                           f"{_quote(command)}:\n{result.combined}")
-    if result.code != 0:
-        raise CommandError(f"Process exited with status {result.code}: running {_quote(command)}:\n"
-                           f"{result.combined}")
-    return {"stdout": result.stdout.removesuffix("\n"), "stderr": result.stderr.removesuffix("\n")}
 
 
 def new_id(prefix: str) -> str:
     return prefix + secrets.token_hex(4)  # resource.NewUniqueHex(prefix, 8, 0)
 
 
-def copy_source(inputs: dict, status: Status) -> None:
-    """copyToRemote (remote/copyController.go): dial, open SFTP, copy."""
-    p = plain(inputs)
-    try:
-        with Link(p["connection"], status, keep_target=False) as link:
-            proc = link.client(["-s"], ["sftp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL)
-            try:
-                sftp.copy(sftp.Client(proc.stdout, proc.stdin), p["source"], p["remotePath"])
-            finally:
-                proc.stdin.close()
-                proc.wait()
-                proc.stdout.close()
-    except sftp.SFTPError as err:
-        raise CommandError(str(err) if err.code != 7 else "ssh: subsystem request failed") from None
-    except (SSHError, OSError, subprocess.SubprocessError) as err:
-        raise CommandError(str(err)) from None
-
-
-def create(type_: str, name: str, inputs: dict, preview: bool, status: Status, log: Status) -> tuple[str, dict]:
+def create(type_: str, name: str, inputs: dict, preview: bool, log: Status) -> tuple[str, dict]:
     """Command.Create and CopyToRemote.Create: nothing runs in a preview, where stdout and stderr are unknown."""
     # copyController.go Create: a preview answers no id; a copy's id is NewUniqueHex("", 8, 0).
     if type_ == COPY:
         if preview:
             return "", dict(inputs)
-        copy_source(inputs, status)
-        return new_id(""), dict(inputs)
+        raise _refuse(inputs)
     # commandController.go Create: the id is NewUniqueHex(name, 8, 0) even in a preview; infer markComputed makes
     # the outputs that mirror no input unknown during a create's preview.
     if preview:
         return new_id(name), {**inputs, "stdout": UNKNOWN, "stderr": UNKNOWN}
     outputs = {**inputs, "stdout": "", "stderr": ""}
     if plain(inputs.get("create")) is not None:
-        outputs.update(run(inputs, plain(inputs["create"]), {}, status, log, type_))
+        outputs.update(run(inputs, plain(inputs["create"]), {}, log, type_))
     return new_id(name), outputs
 
 
-def update(type_: str, state: dict, news: dict, preview: bool, status: Status, log: Status) -> dict:
-    """Command: run `update`, else `create`, with the new inputs; CopyToRemote: copy when hash or path changed."""
-    if type_ == COPY:  # copyController.go Update: needCopy, the connection and triggers alone copy nothing
-        moved = news.get("remotePath") != state.get("remotePath")
-        if not preview and (moved or source_hash(plain(news["source"])) != source_hash(plain(state["source"]))):
-            copy_source(news, status)
-        return dict(news)
+def update(type_: str, state: dict, news: dict, preview: bool, log: Status) -> dict:
+    """Command: run `update`, else `create`, with the new inputs; CopyToRemote: refused (it would copy)."""
+    if type_ == COPY:
+        if preview:
+            return dict(news)
+        raise _refuse(news)
     previous = {"stdout": state.get("stdout", ""), "stderr": state.get("stderr", "")}
     if preview:
         # infer markComputed: an input that is unknown, or that the old state holds with another value.
@@ -185,13 +136,13 @@ def update(type_: str, state: dict, news: dict, preview: bool, status: Status, l
     command = plain(news.get("update")) if news.get("update") is not None else plain(news.get("create"))
     outputs = {**news, **previous}
     if command is not None:
-        outputs.update(run(news, command, previous, status, log, type_))
+        outputs.update(run(news, command, previous, log, type_))
     return outputs
 
 
-def delete(type_: str, state: dict, status: Status, log: Status) -> None:
+def delete(type_: str, state: dict, log: Status) -> None:
     """Command: the stored `delete` with the stored connection, stdin and outputs; CopyToRemote: nothing."""
     # commandController.go Delete calls run on req.State, so the old stdin is sent to `delete` as well.
     if type_ in COMMANDS and plain(state.get("delete")) is not None:
-        run(state, plain(state["delete"]), {"stdout": state.get("stdout"), "stderr": state.get("stderr")},
-            status, log, type_)
+        run(state, plain(state["delete"]), {"stdout": state.get("stdout"), "stderr": state.get("stderr")}, log,
+            type_)

@@ -10,7 +10,7 @@ import grpc
 from google.protobuf import empty_pb2
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, plugin_pb2, provider_pb2, provider_pb2_grpc
 
-from . import resources, ssh
+from . import processes, resources
 from .props import decode, encode
 
 NAME, VERSION = "command", "1.2.1"
@@ -75,7 +75,7 @@ def operation(method):
 
 
 class Provider(provider_pb2_grpc.ResourceProviderServicer):
-    """The calls the engine makes for command:remote:Command and command:remote:CopyToRemote."""
+    """The calls the engine makes for command:local:Command, command:remote:Command and command:remote:CopyToRemote."""
 
     def __init__(self, engine: EngineLog):
         self.engine, self.sends_old_inputs = engine, False
@@ -97,10 +97,9 @@ class Provider(provider_pb2_grpc.ResourceProviderServicer):
         self.sends_old_inputs = request.sends_old_inputs and request.sends_old_inputs_to_delete
         return provider_pb2.ConfigureResponse(acceptSecrets=True, supportsPreview=True)
 
-    def _hooks(self, urn: str):
-        """Dial retries and the command's output lines alike reach the engine as the resource's status lines."""
-        status = functools.partial(self.engine, urn)
-        return status, status
+    def _log(self, urn: str):
+        """The command's output lines reach the engine as the resource's status lines."""
+        return functools.partial(self.engine, urn)
 
     @operation
     def Check(self, request, context, token):
@@ -121,9 +120,8 @@ class Provider(provider_pb2_grpc.ResourceProviderServicer):
     @operation
     def Create(self, request, context, token):
         _, name = _type_and_name(request)
-        status, log = self._hooks(request.urn)
         resource_id, outputs = resources.create(token, name, decode(request.properties), request.preview,
-                                                status, log)
+                                                self._log(request.urn))
         return provider_pb2.CreateResponse(id=resource_id, properties=encode(outputs))
 
     @operation
@@ -136,24 +134,22 @@ class Provider(provider_pb2_grpc.ResourceProviderServicer):
         for key in request.ignoreChanges:
             if key in state:
                 news[key] = state[key]
-        status, log = self._hooks(request.urn)
-        outputs = resources.update(token, state, news, request.preview, status, log)
+        outputs = resources.update(token, state, news, request.preview, self._log(request.urn))
         return provider_pb2.UpdateResponse(properties=encode(outputs))
 
     @operation
     def Delete(self, request, context, token):
-        status, log = self._hooks(request.urn)
-        resources.delete(token, decode(request.properties), status, log)
+        resources.delete(token, decode(request.properties), self._log(request.urn))
         return empty_pb2.Empty()
 
     def Cancel(self, request, context):
-        ssh.cancel_all()
+        processes.cancel_all()
         return empty_pb2.Empty()
 
 
 def serve(engine_address: str | None = None) -> tuple[grpc.Server, int]:
     """Start the server on a free loopback port; returns it and the port."""
-    ssh.uncancel()
+    processes.uncancel()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=64),
                          options=[("grpc.max_receive_message_length", MAX_MESSAGE),
                                   ("grpc.max_send_message_length", MAX_MESSAGE)])

@@ -9,7 +9,6 @@ from typing import Any
 
 from model.kube_objects import mapping
 
-REMOTE_TYPES = ("command:remote:Command", "command:remote:CopyToRemote", "command:remote:CopyFile")
 COMMAND_TYPES = ("command:remote:Command", "command:local:Command")
 HOST_COMPONENT = "ascend-npu:index:AscendHost"
 RUN_FILE = re.compile(r"Ascend-[A-Za-z0-9._-]+\.run")

@@ -1,10 +1,10 @@
-"""Remote connections pin the host's key (and the bastion's), and no private key travels in clear."""
+"""Every resource that dials a host over SSH pins its host key (and its bastion's), and no private key travels in
+clear."""
 from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from model.host_step_resources import REMOTE_TYPES
-from model.kube_objects import mapping
+from model.ssh_dials import LOCAL_TYPE, REMOTE_TYPES, dials
 
 KEY_MARK = "PRIVATE KEY-----"
 CLEAR_FIELDS = ("create", "update", "delete", "stdin", "environment", "triggers")
@@ -21,27 +21,25 @@ def _contains_key(value) -> bool:
 
 
 def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    if args.resource_type not in REMOTE_TYPES:
+    for dial in dials(args.resource_type, args.props):
+        if not dial.pinned:
+            report_violation(f"{dial.what} dials {dial.host} without pinning its host key: {dial.fix}", None)
+    if args.resource_type not in (*REMOTE_TYPES, LOCAL_TYPE):
         return
-    connection = mapping(args.props.get("connection"))
-    host = connection.get("host", "?")
-    if not connection.get("hostKey"):
-        report_violation(f"connection to {host} does not pin the host key; set connection.hostKey "
-                         "(`ssh-keyscan -t ed25519 <host>`)", None)
-    proxy = mapping(connection.get("proxy"))
-    if proxy and not proxy.get("hostKey"):
-        report_violation(f"bastion {proxy.get('host', '?')} does not pin its host key; set proxy.hostKey", None)
     for field in CLEAR_FIELDS:
         if _contains_key(args.props.get(field)):
-            report_violation(f"`{field}` carries a private key in clear; pass keys only as "
-                             "connection.privateKey from a Pulumi secret", None)
+            report_violation(f"`{field}` carries a private key in clear; keep the key a Pulumi secret "
+                             "(`pulumi config set --secret sshPrivateKey`), passed as a secret input", None)
 
 
 POLICY = ResourceValidationPolicy(
     name="ssh-host-key-pinning",
-    description="Every remote connection pins its host key and bastion key; private keys never appear in commands.",
+    description="Every resource that dials a host over SSH, whatever its type, pins the host's key and its "
+                "bastion's; private keys never appear in clear in commands.",
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=_validate,
-    remediation_steps="Set `hostKey` on each connection and proxy (ascend-npu: nodes[].hostKey, ssh.bastion.hostKey); "
-                      "keep the private key in `pulumi config set --secret` and pass it as connection.privateKey.",
+    remediation_steps="Pin each host's key: ascend-npu's nodes[].hostKey and ssh.bastion.hostKey; a remote command's "
+                      "connection.hostKey and proxy.hostKey; for ssh, scp, sftp or rsync in a local command "
+                      "`-o StrictHostKeyChecking=yes` with a known_hosts file holding the key. Keep private keys "
+                      "in `pulumi config set --secret`.",
 )

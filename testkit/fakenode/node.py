@@ -13,7 +13,8 @@ from pathlib import Path
 from components.config import StackSpec, parse_stack
 from components.config.packages import Source
 from components.host import HostStep, host_steps, node_packages
-from components.host.script_set import STAGED_NAME, STAGED_PARENT, local_script_set
+from components.host.script_set import SET_STEPS, rendered
+from components.runner.staging import STAGED
 from testkit.fakenode import ascend_files
 from testkit.fakenode.packages import NEW, PackageSet, stack_config
 from testkit.fakenode.power import MARKER, PowerSupply
@@ -22,7 +23,6 @@ from testkit.fakenode.sshd import sshd_config, wait_listening
 
 HERE = Path(__file__).resolve().parent
 SSHD = "/usr/sbin/sshd"
-SFTP_SERVER = "/usr/lib/openssh/sftp-server"
 STANDINS = ("uname", "lspci", "systemctl", "getent", "dockerd", "cri-dockerd", "npu-smi", "df", "ifconfig", "modinfo",
             "sudo")
 DEFAULT_KNOBS = {"arch": "aarch64", "kernel": "5.10.0-182.0.0.95.oe2203sp3.aarch64"}
@@ -137,10 +137,6 @@ class FakeNode:
         wrappers["fake-ascend-installer"] = f'exec {python} {HERE}/installer.py "$@"'
         # The node's own python3 runs the scripts' Python parts, with the disk-fault knobs of faults/sitecustomize.py.
         wrappers["python3"] = f'PYTHONPATH={HERE}/faults exec {NODE_PYTHON} "$@"'
-        # SFTP (how pulumi-command's CopyToRemote uploads) sees the sandbox's /var/tmp as /var/tmp, as every other
-        # path the host scripts use sits under ASCEND_ROOT: a private mount namespace for the SFTP server alone.
-        wrappers["sftp-server"] = (f'exec unshare --mount --propagation private sh -c \'mount --bind '
-                                   f'"{self.root}/var/tmp" /var/tmp && exec {SFTP_SERVER}\'')
         wrappers["containerd"] = (f'if [ "$(cat "$ASCEND_ROOT/{KNOBS}/containerd-major" 2>/dev/null)" = 2 ]; then\n'
                                   f'  exec {python} {HERE}/containerd2.py "$@"\nfi\n'
                                   f'exec {shutil.which("containerd")} "$@"')
@@ -202,9 +198,11 @@ class FakeNode:
             shutil.copy(self.packages.directory / pkg.file, self.root / STAGING / pkg.file)
 
     def stage_scripts(self) -> None:
-        """What the component's `-scripts` copy does: the rendered set into /var/tmp/ascend-npu-scripts."""
-        rendered = local_script_set(self.workdir / "rendered-scripts")
-        shutil.copytree(rendered, self.path(f"{STAGED_PARENT}/{STAGED_NAME}"), dirs_exist_ok=True)
+        """What a step's staging does: each step's script into /var/tmp/ascend-npu-scripts, as <step>.sh."""
+        staged = self.path(STAGED)
+        staged.mkdir(parents=True, exist_ok=True)
+        for step in SET_STEPS:
+            shutil.copy(rendered(step, self.workdir / "rendered-scripts"), staged / f"{step}.sh")
 
     def stage(self, spec: StackSpec, step: str) -> None:
         """The copies a step depends on: the scripts, and for an upload stack's install the packages."""

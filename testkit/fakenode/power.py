@@ -26,7 +26,10 @@ def ask(root: Path, action: str, wait: bool) -> None:
     """From the node (the systemctl stand-in): ACTION (`stop-ssh`, `start-ssh`, `reboot`), waiting until it is done."""
     folder = root / REQUESTS
     request = folder / f"{time.time_ns()}-{action}"
-    request.write_text(action)
+    # Whole or not at all: the power supply reads a request as soon as its name appears.
+    scratch = folder / f".{request.name}"
+    scratch.write_text(action)
+    os.replace(scratch, request)
     deadline = time.monotonic() + 20
     while wait and request.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -71,7 +74,7 @@ class PowerSupply:
 
     def _serve(self) -> None:
         while not self._quit.wait(0.02):
-            for request in sorted((self.root / REQUESTS).iterdir()):
+            for request in sorted((self.root / REQUESTS).glob("[!.]*")):
                 action = request.read_text().strip()
                 self.events.append(action)
                 if action == "stop-ssh":

@@ -28,7 +28,6 @@ KbdInteractiveAuthentication no
 UsePAM no
 StrictModes no
 SetEnv ASCEND_ROOT={root} PATH={bin_dir}:{system_path} HOME={root / 'home'} CURL_CA_BUNDLE={root / MIRROR_CA}
-Subsystem sftp {bin_dir / 'sftp-server'}
 """
 
 

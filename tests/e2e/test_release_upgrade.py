@@ -1,6 +1,8 @@
-"""A stack the release before this one installed, taken over by this one: the project folder first holds that
-release's program (its own files, from this repository's history), then this one, as a checkout that pulls does.
-world.py says what is simulated; milestones.py, where each scenario starts."""
+"""Release to release: the stack the release before this one installed, taken over by this one, then destroyed.
+
+The project folder first holds that release's program (its own files, from this repository's history), then this
+checkout's, as a checkout that pulls does. CHANGELOG.md names each release; world.py says what is simulated.
+"""
 from __future__ import annotations
 
 import json
@@ -12,13 +14,19 @@ import pytest
 
 from components.cluster.common.node_labels import READY
 from engine.cache import REPO
-from tests.e2e.milestones import FIRST_THREE
-from tests.e2e.world import STACK, World
+from tests.e2e.conftest import SPENT
+from tests.e2e.milestones import FIRST_THREE, config_at
+from tests.e2e.world import NAMESPACE, STACK, World
 
-# The release before this one: the last commit of main that landed. Bump it with each release.
-PREVIOUS = "c24ca6fd805f79244201ea2a87723ff5f250a67f"
+# The release before this one: 0.1.0 (CHANGELOG.md), the program at the last commit before releases were numbered.
+# From 0.2.0 on this names the previous release's tag's commit; bump it with each release.
+PREVIOUS, PREVIOUS_RELEASE = "48a258d8fe5d30a3e92f64b4ac2083de7c75bb34", "0.1.0"
 # What of the project the release's program is: the rest (Pulumi.yaml, the stack file, .venv) stays.
 PROGRAM = ("components", "__main__.py")
+KINDS = ("driver", "firmware", "toolkit", "kernels", "dockerRuntime")
+# What 0.1.0 -> 0.2.0 changes on each node (CHANGELOG.md): the host runner's contract 2 rewrites the line of every
+# host step, so each is updated once; verify's trigger moved to install's call, which makes it a replacement.
+CHANGED = {"install": "update", "verify": "replace", "destroy": "update"}
 
 
 def release_files(root: Path, commit: str) -> Path:
@@ -72,44 +80,89 @@ class Watch:
         self._thread.join()
 
 
-@pytest.mark.milestone("fresh", leaves="installed")
-def test_the_release_before_installed_and_this_one_takes_over_without_running_an_installer_or_cordoning(world: World):
+def step_runs(world: World, step: str) -> dict[str, int]:
+    """How many times STEP ran on each node: its first line in the node's run log, one per run."""
+    counts = {}
+    for name in FIRST_THREE:
+        log = world.nodes[name].root / "var/log/ascend-npu/run.log"
+        lines = log.read_text().splitlines() if log.exists() else []
+        counts[name] = sum(1 for line in lines if f" [{step}] log on the node: " in line)
+    return counts
+
+
+def preview_ops(world: World) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """What `pulumi preview` would do to each resource but the stack: its op (a replacement's steps as `replace`) and
+    the inputs that moved it."""
+    found: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for step in world.preview("--json").json()["steps"]:
+        name, kind = step["urn"].rsplit("::", 1)[1], step["urn"].split("::")[2]
+        if kind.endswith("pulumi:pulumi:Stack"):
+            continue
+        op = "replace" if step["op"] in ("replace", "create-replacement", "delete-replaced") else step["op"]
+        reasons = tuple(sorted({*found.get(name, ("", ()))[1], *(step.get("diffReasons") or ())}))
+        found[name] = (op, reasons)
+    return found
+
+
+def stored(world: World) -> dict[str, dict]:
+    """The state's resources by URN."""
+    state = json.loads(world.pulumi("stack", "export", "--stack", STACK, program=False).out)
+    return {r["urn"]: r for r in state["deployment"]["resources"]}
+
+
+@pytest.mark.milestone("fresh", leaves=SPENT)
+def test_the_release_before_installed_this_one_takes_over_reinstalling_nothing_and_a_destroy_uninstalls_all(
+        world: World):
+    world.write_config({**config_at(world, "installed"), "rollout": {
+        **config_at(world, "installed")["rollout"], "uninstallOnDestroy": True}})
     take(world, release_files(world.root, PREVIOUS))
     try:
         world.up()
     finally:
         take(world, REPO)
-    installs = world.install_counts(FIRST_THREE)
-    assert all(installs.values()), installs
-    assert all("take()" in text and "$ASCEND_NPU_RUN_STEP" not in text for text in stored_installs(world))
-    objects = kubernetes_objects(world)
+    installs, runs = world.install_counts(FIRST_THREE), step_runs(world, "install")
+    assert all(installs.values()) and runs == {name: 1 for name in FIRST_THREE}, (installs, runs)
+    before = stored(world)
+    assert all("-m components.host.node_step " in r["inputs"]["create"] for r in before.values()
+               if r["urn"].endswith("-install"))
+
+    # What a reviewer sees in between: each node's install, verify and destroy record, their line rewritten in the
+    # runner's contract 2, and nothing else: no drain, no label, no Kubernetes object, no wave.
+    ops = preview_ops(world)
+    moved = {name: op for name, op in ops.items() if op[0] != "same"}
+    expected = {f"ascend-npu-{node}-{step}": op for node in FIRST_THREE for step, op in CHANGED.items()}
+    assert {name: op for name, (op, _) in moved.items()} == expected, moved
+    for node in FIRST_THREE:
+        assert "create" in moved[f"ascend-npu-{node}-install"][1] and "delete" in moved[f"ascend-npu-{node}-destroy"][1]
+    shown = [f"{name.removeprefix('ascend-npu-')} {op} ({', '.join(reasons)})"
+             for name, (op, reasons) in sorted(moved.items())]
+    print(f"e2e: preview from {PREVIOUS_RELEASE}: " + ", ".join(shown), flush=True)
+
+    objects = {urn: r.get("modified", "") for urn, r in before.items() if r["type"].startswith("kubernetes:")}
     with Watch(world, FIRST_THREE) as watch:
         run = world.up()
-    # Each node's install, verify and destroy record run again (their stored command changed form) and change
-    # nothing: no installer started, no node cordoned. Its labels move from the release before's NodePatch to the
-    # label step, which applies them before the NodePatch's delete releases its own hold: never off for a moment.
+    # Each node's install ran again (its inputs changed) and ran no installer; nothing was uninstalled, no node was
+    # cordoned or lost its label, and no Kubernetes object was touched.
     assert world.install_counts(FIRST_THREE) == installs
+    assert step_runs(world, "install") == {name: 2 for name in FIRST_THREE}
+    assert all(world.uninstalls(name) == [] for name in FIRST_THREE)
     assert watch.samples > 10 and watch.seen == {name: set() for name in FIRST_THREE}, watch.seen
     assert "Traceback" not in run.out
-    assert all('bash -c "$ASCEND_NPU_RUN_STEP"' in text for text in stored_installs(world))
-    # The cluster layer's objects, which the release before registered through pulumi_kubernetes's typed classes
-    # and this one by their type token, are left as they were: not one updated, replaced or created again.
-    after = kubernetes_objects(world)
-    assert objects and {urn: after.get(urn) for urn in objects} == objects, after
+    after = stored(world)
+    assert {urn: after[urn].get("modified", "") for urn in objects} == objects
+    assert all(" -m components.runner install --contract 2 " in r["inputs"]["create"] for r in after.values()
+               if r["urn"].endswith("-install"))
+
+    # Nothing left to do: no step runs again, the installs above included.
     world.preview("--expect-no-changes")
+    world.up()
+    assert step_runs(world, "install") == {name: 2 for name in FIRST_THREE}
 
-
-def kubernetes_objects(world: World) -> dict[str, str]:
-    """The state's Kubernetes objects (not the release before's NodePatches) and when each was last changed."""
-    state = json.loads(world.pulumi("stack", "export", "--stack", STACK, program=False).out)
-    return {r["urn"]: r.get("modified", "") for r in state["deployment"]["resources"]
-            if r["type"].startswith("kubernetes:") and r["type"] != "kubernetes:core/v1:NodePatch"}
-
-
-def stored_installs(world: World) -> list[str]:
-    """The command each node's install step holds in the state, as the release that last ran it stored it."""
-    state = json.loads(world.pulumi("stack", "export", "--stack", STACK, program=False).out)
-    held = [r["inputs"]["environment"]["ASCEND_NPU_ON_NODE"] for r in state["deployment"]["resources"]
-            if r["urn"].endswith("-install")]
-    assert len(held) == len(FIRST_THREE), held
-    return held
+    # A destroy afterwards runs the deletes this release stored: every node uninstalled, its labels and objects gone.
+    world.pulumi("destroy", "--stack", STACK, "--yes", "--skip-preview", "--non-interactive", program=False)
+    for name in FIRST_THREE:
+        assert [kind for kind in KINDS if world.installed(name, kind)] == [], name
+        assert world.uninstalls(name), name
+        assert READY not in world.node_labels(name)
+    assert list(world.kube.items(f"/apis/apps/v1/namespaces/{NAMESPACE}/daemonsets")) == []
+    assert [urn for urn in stored(world) if "::pulumi:pulumi:Stack::" not in urn] == []

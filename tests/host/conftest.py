@@ -43,11 +43,11 @@ def listening(port: int) -> bool:
 
 @pytest.fixture
 def second_sshd(node, tmp_path):
-    """The node's sshd config (which serves SFTP) on another port, also accepting PULUMI_COMMAND_* env requests."""
+    """The node's sshd config on another port (a second host, a bastion)."""
     port = free_port()
     config = tmp_path / "sshd_config_2"
     lines = [line for line in (node.ssh_dir / "sshd_config").read_text().splitlines() if not line.startswith("Port ")]
-    config.write_text("\n".join([f"Port {port}", *lines, "AcceptEnv PULUMI_COMMAND_*", ""]))
+    config.write_text("\n".join([f"Port {port}", *lines, ""]))
     sshd = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
     while not listening(port):

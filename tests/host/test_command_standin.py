@@ -1,4 +1,5 @@
-"""The pulumi-command stand-in driven over gRPC as the engine drives it, against the fake node's real sshd."""
+"""The pulumi-command stand-in driven over gRPC as the engine drives it: its local commands, and the remote types as
+far as the program meets them (they dial nothing)."""
 from __future__ import annotations
 
 import inspect
@@ -12,14 +13,14 @@ import pytest
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
-from pulumi_command import remote
+from pulumi_command import local
 
 from engine.cache import REPO
 from engine.command_standin import server
 from tests.host.conftest import free_port
 
 LAUNCHER = Path(server.__file__).with_name("pulumi-resource-command")
-COMMAND, COPY = "command:remote:Command", "command:remote:CopyToRemote"
+COMMAND, COPY, LOCAL = "command:remote:Command", "command:remote:CopyToRemote", "command:local:Command"
 Kind = provider_pb2.PropertyDiff.Kind
 
 
@@ -60,122 +61,65 @@ def diff(stub, token, name, inputs, outputs, news) -> provider_pb2.DiffResponse:
                                               news=check(stub, token, name, news)))
 
 
-def test_create_runs_the_command_and_returns_stdout_with_the_connection_still_secret(provider, node):
-    inputs, made = create(provider, COMMAND, "hello", {"connection": conn(node), "create": "echo hello; echo warn >&2"})
-    outputs = rpc.deserialize_properties(made.properties, keep_unknowns=True)
-    assert made.id.startswith("hello") and len(made.id) == len("hello") + 8
-    assert (outputs["stdout"], outputs["stderr"]) == ("hello", "warn")
+def test_a_remote_command_without_a_command_keeps_its_connection_secret_and_dials_nothing(provider, node):
+    """The program's emptied `-on-destroy`: v1.2.1 runs nothing without a `create` (remote/commandController.go
+    Create), and the stand-in holds its connection as v1.2.1 does: all of it secret, its defaults filled."""
+    closed = free_port()
+    inputs, made = create(provider, COMMAND, "n-on-destroy", {"connection": conn(node, closed),
+                                                               "addPreviousOutputInEnv": False})
+    assert made.id.startswith("n-on-destroy") and len(made.id) == len("n-on-destroy") + 8
     stored = made.properties.fields["connection"].struct_value
     assert stored.fields[rpc._special_sig_key].string_value == rpc._special_secret_sig
     hop = stored.fields["value"].struct_value.fields
     assert (hop["dialErrorLimit"].number_value, hop["perDialTimeout"].number_value) == (10, 15)  # connection.go
     assert hop["privateKey"].struct_value.fields[rpc._special_sig_key].string_value == rpc._special_secret_sig
+    provider.Delete(provider_pb2.DeleteRequest(urn=urn(COMMAND, "n-on-destroy"), id=made.id,
+                                               properties=made.properties, old_inputs=inputs))
 
 
-def test_preview_runs_nothing_and_leaves_stdout_unknown(provider, node):
-    marker = node.root / "previewed"
-    _, made = create(provider, COMMAND, "p", {"connection": conn(node), "create": f"touch {marker}"}, preview=True)
-    assert made.properties.fields["stdout"].string_value == rpc.UNKNOWN
+@pytest.mark.parametrize("token, props", [
+    (COMMAND, {"create": "true"}),
+    (COPY, {"source": {rpc._special_sig_key: rpc._special_archive_sig, "path": "/tmp", "hash": "h"},
+            "remotePath": "/var/tmp"}),
+])
+def test_a_remote_command_or_copy_that_would_dial_is_refused_never_faked(provider, node, token, props):
+    """v1.2.1 would dial the node; the stand-in fails instead of pretending, naming the real provider's switch."""
+    marker = node.root / "ran"
+    with pytest.raises(grpc.RpcError) as refused:
+        create(provider, token, "r", {"connection": conn(node), **props})
+    assert "the command stand-in runs no remote command or copy (pulumi-command v1.2.1 would dial 127.0.0.1" in \
+        refused.value.details() and "ASCEND_NPU_COMMAND_PROVIDER" in refused.value.details()
     assert not marker.exists()
+    preview = create(provider, COMMAND, "p", {"connection": conn(node), "create": f"touch {marker}"}, preview=True)[1]
+    assert preview.properties.fields["stdout"].string_value == rpc.UNKNOWN and not marker.exists()
 
 
-def test_triggers_replace_and_a_new_create_command_updates_in_place(provider, node):
-    props = {"connection": conn(node), "create": "echo one", "triggers": ["a", "b"]}
-    inputs, made = create(provider, COMMAND, "d", props)
-    same = diff(provider, COMMAND, "d", inputs, made.properties, props)
+def test_triggers_replace_and_a_new_create_command_updates_in_place(provider):
+    props = {"create": "echo one", "triggers": ["a", "b"]}
+    inputs, made = create(provider, LOCAL, "d", props)
+    same = diff(provider, LOCAL, "d", inputs, made.properties, props)
     assert same.changes == provider_pb2.DiffResponse.DIFF_NONE
-    added = diff(provider, COMMAND, "d", inputs, made.properties, {**props, "triggers": None})
+    added = diff(provider, LOCAL, "d", inputs, made.properties, {**props, "triggers": None})
     assert list(added.replaces) == ["triggers"] and added.detailedDiff["triggers"].kind == Kind.Value("DELETE_REPLACE")
     # An element is a nested path the provider calls an update; the SDK's replace_on_changes makes it a replace.
-    element = diff(provider, COMMAND, "d", inputs, made.properties, {**props, "triggers": ["a", "c"]})
+    element = diff(provider, LOCAL, "d", inputs, made.properties, {**props, "triggers": ["a", "c"]})
     assert dict(element.detailedDiff) == {"triggers[1]": provider_pb2.PropertyDiff(kind=Kind.Value("UPDATE"))}
-    assert 'replace_on_changes=["triggers[*]"]' in inspect.getsource(remote.Command._internal_init)
-    changed = diff(provider, COMMAND, "d", inputs, made.properties, {**props, "create": "echo two"})
+    assert 'replace_on_changes=["triggers[*]"]' in inspect.getsource(local.Command._internal_init)
+    changed = diff(provider, LOCAL, "d", inputs, made.properties, {**props, "create": "echo two"})
     assert changed.changes == provider_pb2.DiffResponse.DIFF_SOME and not changed.replaces
     assert list(changed.diffs) == ["create"]
 
 
-def test_update_reruns_create_with_the_previous_stdout_in_the_env(provider, node, second_sshd):
-    props = {"connection": conn(node, second_sshd), "create": "echo one"}
-    inputs, made = create(provider, COMMAND, "u", props)
-    news = check(provider, COMMAND, "u", {**props, "create": 'echo two; echo "was $PULUMI_COMMAND_STDOUT"'})
-    updated = provider.Update(provider_pb2.UpdateRequest(urn=urn(COMMAND, "u"), olds=made.properties, news=news,
-                                                         old_inputs=inputs))
-    assert updated.properties.fields["stdout"].string_value == "two\nwas one"
-
-
-def test_replace_deletes_with_the_old_delete_command_connection_and_stdin(provider, node, second_sshd):
-    log = node.root / "deleted"
-    old = {"connection": conn(node, second_sshd), "create": "echo first", "stdin": "old stdin",
-           "delete": f'echo "old $PULUMI_COMMAND_STDOUT ${{SSH_CONNECTION##* }} $(cat)" >> {log}'}
-    inputs, made = create(provider, COMMAND, "r", old)
-    create(provider, COMMAND, "r", {"connection": conn(node), "create": "true", "delete": f"echo new >> {log}"})
-    provider.Delete(provider_pb2.DeleteRequest(urn=urn(COMMAND, "r"), id=made.id, properties=made.properties,
+def test_replace_deletes_with_the_old_delete_command_environment_and_stdin(provider, tmp_path):
+    """local/commandController.go Delete runs the old state's delete with its environment and stdin."""
+    log = tmp_path / "deleted"
+    old = {"create": "echo first", "stdin": "old stdin", "environment": {"WHICH": "old"},
+           "delete": f'echo "$WHICH $PULUMI_COMMAND_STDOUT $(cat)" >> {log}'}
+    inputs, made = create(provider, LOCAL, "r", old)
+    create(provider, LOCAL, "r", {"create": "true", "delete": f"echo new >> {log}", "environment": {"WHICH": "new"}})
+    provider.Delete(provider_pb2.DeleteRequest(urn=urn(LOCAL, "r"), id=made.id, properties=made.properties,
                                                old_inputs=inputs))
-    assert log.read_text() == f"old first {second_sshd} old stdin\n"
-
-
-@pytest.fixture
-def other_key(tmp_path) -> str:
-    """A host key that is not the node's."""
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
-    return " ".join((tmp_path / "other.pub").read_text().split()[:2])
-
-
-def test_a_host_key_that_does_not_match_is_refused(provider, node, other_key):
-    marker = node.root / "ran"
-    with pytest.raises(grpc.RpcError) as refused:
-        create(provider, COMMAND, "k", {"connection": conn(node, hostKey=other_key, dialErrorLimit=0),
-                                        "create": f"touch {marker}"})
-    assert "after 0 failed attempts: ssh: handshake failed: ssh: host key mismatch" in refused.value.details()
-    assert not marker.exists()
-
-
-def test_a_proxy_is_dialled_first_with_its_own_pinned_key(provider, node, second_sshd, other_key):
-    bastion = conn(node, second_sshd)["value"]
-    _, made = create(provider, COMMAND, "j", {"connection": conn(node, proxy=bastion), "create": "echo via"})
-    assert made.properties.fields["stdout"].string_value == "via"
-    with pytest.raises(grpc.RpcError) as refused:
-        create(provider, COMMAND, "j", {"connection": conn(node, proxy={**bastion, "hostKey": other_key,
-                                                                         "dialErrorLimit": 0}), "create": "true"})
-    assert refused.value.details().startswith("proxy: ")
-
-
-def test_a_failing_command_fails_with_its_exit_code_and_output(provider, node):
-    with pytest.raises(grpc.RpcError) as failed:
-        create(provider, COMMAND, "f", {"connection": conn(node), "create": "echo out; echo broke >&2; exit 3"})
-    assert failed.value.details().startswith('Process exited with status 3: running "echo out; echo broke >&2; exit 3"')
-    assert "broke" in failed.value.details()
-
-
-def test_dials_are_retried_up_to_the_limit(provider, node):
-    closed = free_port()
-    with pytest.raises(grpc.RpcError) as failed:
-        create(provider, COMMAND, "c", {"connection": conn(node, closed, dialErrorLimit=2), "create": "true"})
-    assert failed.value.details().startswith(f"after 2 failed attempts: dial tcp 127.0.0.1:{closed}: connect")
-
-
-def test_copy_to_remote_copies_a_directory_into_an_existing_path(provider, node, second_sshd, tmp_path):
-    local = tmp_path / "pkgs"
-    (local / "sub").mkdir(parents=True)
-    (local / "a.run").write_text("A")
-    (local / "sub" / "b.txt").write_text("B")
-    remote_dir = tmp_path / "remote"
-    remote_dir.mkdir()
-    source = {rpc._special_sig_key: rpc._special_archive_sig, "path": str(local), "hash": "h1"}
-    props = {"connection": conn(node, second_sshd), "source": source, "remotePath": str(remote_dir)}
-    inputs, made = create(provider, COPY, "cp", props)
-    assert (remote_dir / "pkgs" / "a.run").read_text() == "A"
-    assert (remote_dir / "pkgs" / "sub" / "b.txt").read_text() == "B"
-    (remote_dir / "pkgs" / "a.run").unlink()
-    for hash_, copied in (("h1", False), ("h2", True)):
-        news = check(provider, COPY, "cp", {**props, "source": {**source, "hash": hash_}})
-        provider.Update(provider_pb2.UpdateRequest(urn=urn(COPY, "cp"), olds=made.properties, news=news,
-                                                   old_inputs=inputs))
-        assert (remote_dir / "pkgs" / "a.run").exists() == copied
-    text = {rpc._special_sig_key: rpc._special_asset_sig, "text": "hello", "hash": "t1"}
-    create(provider, COPY, "txt", {**props, "source": text, "remotePath": str(remote_dir / "new" / "note.txt")})
-    assert (remote_dir / "new" / "note.txt").read_text() == "hello"  # parents made, as copyTextContent does
+    assert log.read_text() == "old first old stdin\n"
 
 
 def test_the_launcher_serves_on_the_port_it_prints(tmp_path):
@@ -213,9 +157,6 @@ def test_the_launcher_copied_into_a_shared_plugin_cache_serves_the_clone_its_cli
         plugin.terminate()
         plugin.wait(timeout=10)
         plugin.stdout.close()
-
-
-LOCAL = "command:local:Command"
 
 
 def test_a_local_command_runs_in_its_dir_with_its_environment_and_updates_with_the_previous_stdout(provider,

@@ -1,5 +1,5 @@
 """The command stand-in's output lines reach the engine's Log service while the command runs, as pulumi-command
-v1.2.1 sends them (remote/commandOutputs.go run, util/util.go LogOutput): one status line each, in arrival order."""
+v1.2.1 sends them (local/commandOutputs.go run, util/util.go LogOutput): one status line each, in arrival order."""
 from __future__ import annotations
 
 import threading
@@ -12,9 +12,7 @@ from google.protobuf import empty_pb2
 from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc, provider_pb2, provider_pb2_grpc
 
 from engine.command_standin import server
-from tests.host.test_command_standin import COMMAND, conn, create, urn
-
-LOCAL = "command:local:Command"
+from tests.host.test_command_standin import LOCAL, create, urn
 
 
 class RecordingEngine(engine_pb2_grpc.EngineServicer):
@@ -27,7 +25,7 @@ class RecordingEngine(engine_pb2_grpc.EngineServicer):
         self.logged.append((time.monotonic(), request))
         return empty_pb2.Empty()
 
-    def lines(self, name: str, token: str = COMMAND) -> list[str]:
+    def lines(self, name: str, token: str = LOCAL) -> list[str]:
         return [r.message for _, r in self.logged if r.urn == urn(token, name)]
 
     def when(self, message: str) -> float | None:
@@ -76,14 +74,6 @@ def first_line_comes_before_the_end(stub, recorder, token: str, name: str, props
     assert all(r.severity == engine_pb2.INFO and r.ephemeral for _, r in recorder.logged)
 
 
-def test_a_remote_commands_first_line_is_logged_before_the_command_ends(provider, node):
-    stub, recorder = provider
-    marker = node.root / "second-written"
-    command = f"echo first; sleep 3; touch {marker}; echo second"
-    first_line_comes_before_the_end(stub, recorder, COMMAND, "s", {"connection": conn(node), "create": command},
-                                    marker)
-
-
 def test_a_local_commands_first_line_is_logged_before_the_command_ends(provider, tmp_path):
     stub, recorder = provider
     marker = tmp_path / "second-written"
@@ -91,7 +81,7 @@ def test_a_local_commands_first_line_is_logged_before_the_command_ends(provider,
                                     {"create": f"echo first; sleep 3; touch {marker}; echo second"}, marker)
 
 
-def test_stdout_and_stderr_are_one_stream_of_lines_and_logging_chooses_the_streams(provider, node):
+def test_stdout_and_stderr_are_one_stream_of_lines_and_logging_chooses_the_streams(provider):
     """One pipe and one bufio.Scanner: a line may start on stdout and end on stderr; `\\r\\n` ends a line; the last
     line is logged without its newline; stdout and stderr outputs stay apart."""
     stub, recorder = provider
@@ -100,18 +90,17 @@ def test_stdout_and_stderr_are_one_stream_of_lines_and_logging_chooses_the_strea
     for name, logging, expected in (("both", None, ["out", "mixed line", "err", "tail"]),
                                     ("out", "stdout", ["out", "mixed tail"]), ("err", "stderr", ["line", "err"]),
                                     ("none", "none", [])):
-        props = {"connection": conn(node), "create": command, **({"logging": logging} if logging else {})}
-        _, made = create(stub, COMMAND, name, props)
+        props = {"create": command, **({"logging": logging} if logging else {})}
+        _, made = create(stub, LOCAL, name, props)
         assert recorder.lines(name) == expected, name
         outputs = made.properties.fields
         assert (outputs["stdout"].string_value, outputs["stderr"].string_value) == ("out\r\nmixed tail", "line\nerr")
 
 
-def test_neither_the_key_nor_stdin_is_logged(provider, node):
+def test_stdin_is_never_logged(provider):
     stub, recorder = provider
     secret_line = "deploy:Mirror-pass-7f3a"
-    props = {"connection": conn(node), "stdin": secret_line + "\n", "create": "read -r login; echo read ${#login}"}
-    create(stub, COMMAND, "quiet", props)
+    props = {"stdin": secret_line + "\n", "create": "read -r login; echo read ${#login}"}
+    create(stub, LOCAL, "quiet", props)
     assert recorder.lines("quiet") == [f"read {len(secret_line)}"]
-    key = (node.ssh_dir / "client_key").read_text().splitlines()[1]
-    assert not [r for _, r in recorder.logged if secret_line in r.message or key in r.message]
+    assert not [r for _, r in recorder.logged if secret_line in r.message]

@@ -10,7 +10,7 @@ import pytest
 
 from components.config import parse_stack
 from components.host import mirror_login_stdin, node_packages
-from components.host.reboot_wait import rebooted_from
+from components.runner.reboot_wait import rebooted_from
 from testkit.fakenode import ascend_files
 from testkit.fakenode.mirror import serve_directory
 from testkit.fakenode.node import step_report

@@ -18,6 +18,7 @@ from components.host.parameters import (
     step_parameters,
 )
 from components.host.script_set import SCRIPTS, SET_STEPS, script_text
+from components.runner.on_node import NODE
 
 NAME = re.compile(r"(?<![A-Za-z0-9_])ASCEND_[A-Z0-9]+(?:_[A-Z0-9]+)*")
 # `kind_var KIND FIELD` (lib.sh): ASCEND_<KIND>_<FIELD> for the kind it is given.
@@ -26,8 +27,9 @@ DECLARED = {param.name for param in PARAMETERS}
 
 
 def script_sources() -> dict[str, str]:
-    """Every shell and Python part of the host steps, by file name."""
-    return {path.name: path.read_text() for path in sorted(SCRIPTS.glob("*.sh")) + sorted(SCRIPTS.glob("*.py"))}
+    """Every shell and Python part of the host steps, and the runners their commands inline, by file name."""
+    parts = sorted(SCRIPTS.glob("*.sh")) + sorted(SCRIPTS.glob("*.py")) + sorted(NODE.glob("*.sh"))
+    return {path.name: path.read_text() for path in parts}
 
 
 def literal_reads() -> dict[str, set[str]]:

@@ -7,7 +7,8 @@ import subprocess
 import pytest
 
 from components.doctor.remote import PROBE
-from components.host.script_set import INLINED, SCRIPTS, STEP_PARTS
+from components.host.script_set import SCRIPTS, STEP_PARTS
+from components.runner.on_node import NODE, RUNNERS
 
 
 def test_shellcheck_reports_nothing():
@@ -16,13 +17,16 @@ def test_shellcheck_reports_nothing():
     scripts = sorted(p.name for p in SCRIPTS.glob("*.sh"))
     result = subprocess.run(["shellcheck", "-x", *scripts], cwd=SCRIPTS, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
-    probe = subprocess.run(["shellcheck", str(PROBE)], capture_output=True, text=True)  # the doctor's, read-only
-    assert probe.returncode == 0, probe.stdout + probe.stderr
+    # The doctor's probe (read-only), and the runners each step's command inlines (components/runner/node).
+    others = [str(PROBE), *(str(NODE / f"{runner}.sh") for runner in RUNNERS)]
+    checked = subprocess.run(["shellcheck", *others], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_every_script_is_used_by_a_step_and_every_part_exists():
     used = {part for parts in STEP_PARTS.values() for part in parts}
-    assert used | set(INLINED) == {p.name for p in SCRIPTS.glob("*.sh")} and not used & set(INLINED)
+    assert used == {p.name for p in SCRIPTS.glob("*.sh")}
+    assert {p.stem for p in NODE.glob("*.sh")} == set(RUNNERS)
 
 
 @pytest.mark.parametrize("step", sorted(STEP_PARTS))

@@ -6,13 +6,13 @@ import copy
 import shlex
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from components.config import parse_stack
 from components.host import host_steps, script_set
 from components.host.script_set import SET_STEPS, script_text, step_sha256
+from components.runner.on_node import RUNNERS, NodeCall, runner_text
 from testkit.fakenode.packages import NEW, OLD, stack_config
 
 HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOiQ9hs+a1eANLk/CrC5WBLnQM/KP6qx/EIDhhUqiAFi"
@@ -63,18 +63,19 @@ def test_install_command_carries_every_parameter_and_names_its_script_by_hash(ra
     assert "ASCEND_ROOT" not in env  # the sandbox belongs to the test node, never to the command
 
 
-def test_each_staged_script_is_lib_then_the_step_script_and_is_valid_bash(tmp_path):
+def test_each_rendered_script_is_lib_then_the_step_script_named_by_its_hash_and_is_valid_bash(tmp_path):
     lib = (script_set.SCRIPTS / "lib.sh").read_text()
-    folder = Path(script_set.local_script_set(tmp_path))
-    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{step}.sh" for step in SET_STEPS)
     for step in SET_STEPS:
-        text = (folder / f"{step}.sh").read_text()
+        path = script_set.rendered(step, tmp_path)
+        assert path == tmp_path / f"{step}.{step_sha256(step)[:16]}.sh"
+        text = path.read_text()
         assert text == script_text(step) and text.startswith(lib)
         assert text.endswith((script_set.SCRIPTS / f"{step}.sh").read_text())
         syntax = subprocess.run(["bash", "-n"], input=text, capture_output=True, text=True)
         assert syntax.returncode == 0, syntax.stderr
-    for inlined in ("run_step.sh", "run_destroy.sh"):
-        syntax = subprocess.run(["bash", "-n"], input=script_set._script(inlined), capture_output=True, text=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{s}.{step_sha256(s)[:16]}.sh" for s in SET_STEPS)
+    for inlined in RUNNERS:
+        syntax = subprocess.run(["bash", "-n"], input=runner_text(inlined), capture_output=True, text=True)
         assert syntax.returncode == 0, syntax.stderr
 
 
@@ -113,23 +114,27 @@ def test_only_the_nodes_chip_and_arch_packages_are_passed(raw):
     assert second["ASCEND_ARCH"] == "x86_64" and second["ASCEND_DRIVER_SHA256"] == "a" * 64
 
 
-def changed(before: dict, after: dict) -> dict[str, set[str]]:
-    """Per step, the trigger names whose hash differs."""
-    return {name: {a.split(":")[0] for a, b in zip(before[name].triggers, after[name].triggers) if a != b}
-            for name in before}
+def moved(before: dict, after: dict) -> set[str]:
+    """The steps whose call on the node, or triggers, differ."""
+    return {name for name in before if (before[name].call, before[name].triggers) !=
+            (after[name].call, after[name].triggers)}
 
 
-def test_triggers_move_only_for_the_step_a_change_affects(raw, packages):
+def test_a_change_moves_only_the_steps_it_affects_and_verify_follows_install(raw, packages):
+    """Each step carries its own call; verify's one trigger is install's call, so it checks again (a replacement)
+    whenever install runs again, and a change of the node's own checks moves verify alone."""
     base = steps_of(raw)
     repackaged = copy.deepcopy(raw)
     repackaged["packages"]["files"][0]["sha256"] = "f" * 64
     default_runtime = copy.deepcopy(raw)
     default_runtime["cluster"]["ascendDefaultRuntime"] = True
-    assert changed(base, steps_of(repackaged)) == {"install": {"packages"}, "verify": set(), "on_destroy": set()}
-    assert changed(base, steps_of(default_runtime)) == {"install": {"settings"}, "verify": set(), "on_destroy": set()}
-    older = stack_config(packages, HOST_KEY, OLD)
-    assert changed(base, steps_of(older)) == {"install": {"versions", "packages"}, "verify": {"versions"},
-                                              "on_destroy": set()}
+    recount = copy.deepcopy(raw)
+    recount["nodes"][0]["npuCount"] = 4
+    assert moved(base, steps_of(repackaged)) == moved(base, steps_of(default_runtime)) == {"install", "verify"}
+    assert base["verify"].call == steps_of(repackaged)["verify"].call
+    assert moved(base, steps_of(stack_config(packages, HOST_KEY, OLD))) == {"install", "verify"}
+    assert moved(base, steps_of(recount)) == {"verify"}
+    assert base["install"].triggers == base["on_destroy"].triggers == ()
 
 
 @pytest.mark.parametrize("script, moved", [("install.sh", {"install"}),
@@ -146,7 +151,7 @@ def test_a_script_edit_changes_the_commands_of_exactly_the_steps_that_run_it(raw
     monkeypatch.setattr(script_set, "SCRIPTS", edited)
     after = steps_of(raw)
     assert {name for name in base if base[name].create != after[name].create} == moved
-    assert {name for name, t in changed(base, after).items() if "script" in t} == moved - {"on_destroy"}
+    assert (base["verify"].triggers != after["verify"].triggers) == ("install" in moved)
 
 
 def test_turning_uninstall_on_destroy_on_changes_the_on_destroy_record_alone(raw):
@@ -157,7 +162,8 @@ def test_turning_uninstall_on_destroy_on_changes_the_on_destroy_record_alone(raw
     removed = steps_of(raw)
     for name in ("install", "verify"):
         assert kept[name] == removed[name] and kept[name].delete is None
-    assert kept["on_destroy"].delete == removed["on_destroy"].delete == script_set.destroy_command("", "fake-npu-01")
+    assert kept["on_destroy"].delete == removed["on_destroy"].delete == \
+        NodeCall("run_destroy", node="fake-npu-01").text("root", "on-destroy")
     assert env_of(kept["on_destroy"].create)["ASCEND_ON_DESTROY"] == "keep"
     assert env_of(removed["on_destroy"].create) == {"ASCEND_NODE": "fake-npu-01", "ASCEND_ON_DESTROY": "uninstall",
                                                     "ASCEND_UNINSTALL_SHA256": step_sha256("uninstall")}

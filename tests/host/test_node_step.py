@@ -13,12 +13,15 @@ import sys
 import time
 from pathlib import Path
 
-from components.host import node_step
 from components.host.commands import host_steps, node_packages
 from components.host.component import uploads
-from components.host.node_step import DIAL_ATTEMPTS, dial
-from components.host.openssh import Streamed
 from components.host.step_runner import destroy_command, step_command
+from components.runner import dialing
+from components.runner import run as runner
+from components.runner.contract import MODULE, ON_NODE
+from components.runner.dialing import DIAL_ATTEMPTS
+from components.runner.openssh import Streamed
+from components.runner.run import dial
 from tests.host.conftest import free_port
 from tests.host.test_host_install import installed
 
@@ -42,12 +45,12 @@ def run(spec, step: str = "install", login: str | None = None, timeout: float = 
                           timeout=timeout, env={**os.environ, **environment, "ASCEND_NPU_PYTHON": sys.executable})
 
 
-def local_step(spec, step: str, run_agent: bool = False) -> tuple[str, dict]:
-    """The step's local command and environment, as the component gives them to local.Command (with RUN_AGENT,
-    the key in the run's agent instead of on stdin)."""
+def local_step(spec, step: str) -> tuple[str, dict]:
+    """The step's local command and environment, as the component gives them to local.Command (the run's agent
+    aside: run() gives the key on stdin, as the destroy step has it)."""
     staging, upload = uploads(spec)
     steps = host_steps(spec, spec.nodes[0], staging_dir=staging)
-    return step_command(spec, spec.nodes[0], steps[step], upload if step == "install" else "", run_agent)
+    return step_command(spec, spec.nodes[0], steps[step], upload if step == "install" else "")
 
 
 def connections_to(port: int) -> int:
@@ -137,14 +140,14 @@ def test_a_step_that_printed_is_never_dialled_again():
 
 def test_a_closed_port_fails_with_the_reason_after_the_retries(node, monkeypatch, capsys):
     """The runner's own main with fewer dials (the real count waits about 40 s): the words the step fails with."""
-    monkeypatch.setattr(node_step, "DIAL_ATTEMPTS", 2)
+    monkeypatch.setattr(dialing, "DIAL_ATTEMPTS", 2)
     spec = spec_for(node, port=free_port())
     command, environment = local_step(spec, "verify")
     argv = shlex.split(command)
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"key": spec.ssh_private_key})))
-    monkeypatch.setenv(node_step.ON_NODE, environment[node_step.ON_NODE])
+    monkeypatch.setenv(ON_NODE, environment[ON_NODE])
     monkeypatch.chdir(REPO)
-    assert node_step.main(argv[argv.index("components.host.node_step") + 1:]) == 255
+    assert runner.main(MODULE, argv[argv.index(MODULE) + 1:]) == 255
     said = capsys.readouterr().err
     assert "dialing again in 1 s" in said and "Connection refused" in said
     assert "[verify] node fake-npu-01: not reached after 2 dials" in said and "nothing on the node was changed" in said
@@ -170,11 +173,10 @@ def test_the_destroy_step_records_then_its_delete_does_what_the_record_says(node
     assert run(spec, "on_destroy").returncode == 0  # the -destroy step's create: the record
     staging, _ = uploads(spec)
     _, environment = local_step(spec, "on_destroy")
-    steps = host_steps(spec, spec.nodes[0], staging_dir=staging)
-    delete, held = destroy_command(spec, spec.nodes[0], steps["on_destroy"])
+    delete = destroy_command(spec, spec.nodes[0])
     done = subprocess.run(["/bin/sh", "-c", delete], cwd=REPO, input=json.dumps({"key": spec.ssh_private_key}),
                           capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **environment, **held, "ASCEND_NPU_PYTHON": sys.executable})
+                          env={**os.environ, **environment, "ASCEND_NPU_PYTHON": sys.executable})
     assert done.returncode == 0, done.stderr
     assert installed(node, "driver") is None and installed(node, "dockerRuntime") is None
     assert connections_to(node.port) == 0

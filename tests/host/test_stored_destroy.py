@@ -1,6 +1,6 @@
-"""A stack that earlier releases rolled out, taken over by this one: the destroy text they stored keeps working and is
-what the node's destroy step still runs, their remote destroy is cleared without running, and their remote steps
-leave the state without running or dialing anything.
+"""A stack that releases before 43e7d7f rolled out with remote commands, taken over by this one: their remote destroy
+is cleared without running, and their remote steps leave the state without running or dialing anything (what their
+stored destroys do when replayed: tests/runner/test_stored_destroy.py).
 
 The provider calls go to the pulumi-command stand-in over gRPC (engine/command_standin), which follows v1.2.1:
 Update runs `update`, else `create`, and nothing when neither is set; Delete runs nothing without a `delete`; a
@@ -8,35 +8,13 @@ CopyToRemote has no Delete (provider/pkg/provider/remote/commandController.go Up
 Simulated: the node's NPUs and installers (testkit/fakenode)."""
 from __future__ import annotations
 
-from pathlib import Path
-
-import yaml
 from pulumi.runtime.proto import provider_pb2
 
-from components.host.commands import host_steps, sudo_prefix
-from components.host.script_set import destroy_command
 from tests.host.conftest import free_port
 from tests.host.test_command_standin import COMMAND, COPY, check, conn, struct, urn
-from tests.host.test_host_install import installed
+from tests.runner.stored import releases, resource
 
-STORED = yaml.safe_load((Path(__file__).with_name("stored_on_destroy_delete.yaml")).read_text())
-
-
-def test_the_destroy_text_earlier_releases_stored_is_the_one_the_destroy_step_runs_today():
-    """A stack destroyed before its next `up` runs the stored text; one destroyed after it runs this one: the same."""
-    for user, text in STORED["delete"].items():
-        assert destroy_command(sudo_prefix(user, "on-destroy", "bash -c true"), "fake-npu-01") == text, user
-
-
-def test_the_stored_text_uninstalls_what_todays_destroy_record_says(node):
-    spec = node.spec(uninstall=True)
-    steps = host_steps(spec, spec.nodes[0])
-    assert node.run_step(spec, "install").returncode == 0
-    assert node.run_step(spec, "on_destroy").returncode == 0  # the -destroy step's command
-    done = node.run(STORED["delete"]["root"])
-    assert done.returncode == 0, done.stderr
-    assert steps["on_destroy"].delete == STORED["delete"]["root"]
-    assert all(installed(node, kind) is None for kind in ("driver", "firmware", "toolkit", "kernels", "dockerRuntime"))
+STORED = resource(releases()["727ce57"], "root-agent", "on-destroy")
 
 
 def test_the_old_on_destroy_updated_to_no_command_runs_nothing_and_keeps_no_delete(provider, node, tmp_path):
@@ -44,7 +22,7 @@ def test_the_old_on_destroy_updated_to_no_command_runs_nothing_and_keeps_no_dele
     either: the destroy is the local step's alone."""
     marker = tmp_path / "ran"
     closed = conn(node, free_port(), dialErrorLimit=0)
-    olds = {"connection": closed, "create": f"touch {marker}", "delete": STORED["delete"]["root"],
+    olds = {"connection": closed, "create": f"touch {marker}", "delete": STORED["delete"],
             "addPreviousOutputInEnv": False, "stdout": "", "stderr": ""}
     news = check(provider, COMMAND, "n-on-destroy", {"connection": closed, "addPreviousOutputInEnv": False})
     updated = provider.Update(provider_pb2.UpdateRequest(urn=urn(COMMAND, "n-on-destroy"), id="x", olds=struct(olds),

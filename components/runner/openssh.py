@@ -1,14 +1,15 @@
-"""OpenSSH's `ssh` to one node, through the bastion when there is one, with the stack's pins and key; nothing on disk.
+"""OpenSSH's `ssh` to one node, through the bastion when there is one, trusting only the pinned host keys.
 
 Each dial is bounded: ConnectTimeout bounds the TCP connect and the banner (readconf.c, sshconnect.c), where
 pulumi-command v1.2.1 bounds the TCP connect only and retries a failed handshake behind a bastion on the same dead
 connection (provider/pkg/provider/remote/connection.go L104, L222-241). A session's commands share one connection
-(ssh_master.py). The private key is held in an anonymous memory file (memfd) of this process, never written to a
-file system; every `ssh` dies with this process (PR_SET_PDEATHSIG), as a killed local command's children must.
+(ssh_master.py). Steps authenticate through an SSH agent alone (agent.py); every `ssh` dies with this process
+(PR_SET_PDEATHSIG), as a killed local command's children must.
 """
 from __future__ import annotations
 
-import argparse
+import base64
+import binascii
 import ctypes
 import os
 import shlex
@@ -23,9 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Optional
 
-from components.host.ssh_master import Master, taken
+from components.runner.contract import Endpoint
+from components.runner.ssh_master import Master, taken
 
 PR_SET_PDEATHSIG = 1
+AGENT_ENV = "SSH_AUTH_SOCK"
 PREFIX = "ascend-npu-ssh-"
 # One dial: TCP connect and banner; a live connection that stops answering is given up after 3 keepalives (ssh's
 # ServerAliveCountMax default).
@@ -38,16 +41,6 @@ HOP_FAILED = "open failed:"
 
 def _die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where `ssh` connects: address, port, user and the pinned host key (`TYPE BASE64`)."""
-
-    host: str
-    port: int
-    user: str
-    host_key: str
 
 
 @dataclass(frozen=True)
@@ -79,31 +72,26 @@ def cause(stderr: str) -> str:
     return causes[-1] if causes else ""
 
 
-def add_endpoint_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags step_runner.endpoint_args writes: the node, its bastion, `--agent` without a key on stdin."""
-    for name in ("--node", "--address", "--user", "--host-key"):
-        parser.add_argument(name, required=True)
-    for name in ("--bastion", "--bastion-user", "--bastion-host-key"):
-        parser.add_argument(name)
-    parser.add_argument("--agent", action="store_true", help="authenticate with SSH_AUTH_SOCK, not a key on stdin")
-
-
-def endpoint(text: str, user: str, key: str) -> Endpoint:
-    """`HOST:PORT` (`[V6]:PORT`) as an Endpoint."""
-    host, _, port = text.rpartition(":")
-    return Endpoint(host.strip("[]"), int(port), user, key)
-
-
-def endpoints(args: argparse.Namespace) -> tuple[Endpoint, Optional[Endpoint]]:
-    """The node and its bastion (None without one) from those flags."""
-    bastion = endpoint(args.bastion, args.bastion_user, args.bastion_host_key) if args.bastion else None
-    return endpoint(args.address, args.user, args.host_key), bastion
+def key_type(pin: str) -> str:
+    """The type a pinned key's blob names (`ssh-rsa` for an RSA key however its label reads: `rsa-sha2-512` is a
+    signature algorithm, not a key type), else the pin's own label."""
+    label, _, rest = pin.partition(" ")
+    try:
+        blob = base64.b64decode(rest.split()[0] if rest.split() else "", validate=True)
+    except (binascii.Error, ValueError):
+        return label
+    size = int.from_bytes(blob[:4], "big")
+    named = blob[4:4 + size]
+    return named.decode("ascii", "replace") if 0 < size == len(named) and named.isascii() else label
 
 
 def known_host(end: Endpoint) -> str:
-    """END's pinned key as a known_hosts line (`[host]:port` off port 22)."""
+    """END's pinned key as a known_hosts line (`[host]:port` off port 22), typed by its blob. ssh then negotiates
+    any signature the key allows (an RSA key: rsa-sha2-512, rsa-sha2-256): OpenSSH V_9_2_P1 sshconnect2.c
+    L122-218, order_hostkeyalgs, puts the algorithms of the known key's type first."""
     name = end.host if end.port == 22 else f"[{end.host}]:{end.port}"
-    return f"{name} {' '.join(end.host_key.split()[:2])}\n"
+    words = end.host_key.split()
+    return f"{name} {key_type(end.host_key)} {words[1] if len(words) > 1 else ''}\n"
 
 
 def ssh_argv(node: Endpoint, bastion: Optional[Endpoint], known_hosts: Path, identity: Optional[str],
@@ -139,23 +127,22 @@ def _remove_stale(parent: Path) -> None:
 
 
 class Session:
-    """`with Session(node, bastion, key) as ssh: ssh.run(command, limit)`; KEY None uses the caller's SSH agent."""
+    """`with Session(node, bastion, agent) as ssh: ssh.run(command, limit)`: authenticated by the SSH agent at the
+    socket AGENT (agent.py), or, with None, the one SSH_AUTH_SOCK names."""
 
-    def __init__(self, node: Endpoint, bastion: Optional[Endpoint], key: Optional[str]):
-        self.node, self.bastion, self.key = node, bastion, key
-        self.env = {**os.environ, "SHELL": "/bin/sh"}
-        self._key_fd: Optional[int] = None
+    def __init__(self, node: Endpoint, bastion: Optional[Endpoint], agent: Optional[str] = None):
+        self.node, self.bastion = node, bastion
+        self.env = {**os.environ, "SHELL": "/bin/sh", **({AGENT_ENV: agent} if agent else {})}
 
     def __enter__(self) -> Session:
         parent = Path(tempfile.gettempdir())
         _remove_stale(parent)
         self.folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
         try:
-            identity = self._hold_key(self.key) if self.key is not None else None
             # At VERBOSE the jump says why the bastion could not reach the node: kept aside for a failed dial, never
             # in the step's output (its "Killed by signal 1." would read as an error, and be stored in the state).
             self.jump_log = self.folder / "jump.log"
-            self.argv = ssh_argv(self.node, self.bastion, self.folder / "known_hosts", identity, CONNECT_TIMEOUT,
+            self.argv = ssh_argv(self.node, self.bastion, self.folder / "known_hosts", None, CONNECT_TIMEOUT,
                                  jump_log=self.jump_log if self.bastion else None)
             self.master = Master(self.argv, self.folder, self.env, _die_with_parent)
         except BaseException:
@@ -166,17 +153,7 @@ class Session:
     def __exit__(self, *exc: object) -> None:
         if getattr(self, "master", None) is not None:
             self.master.stop()
-        if self._key_fd is not None:
-            os.close(self._key_fd)
         shutil.rmtree(self.folder, ignore_errors=True)
-
-    def _hold_key(self, key: str) -> str:
-        """The key in an anonymous memory file of this process, which `ssh` opens by its /proc path while this
-        process lives (ssh checks its mode: 0600)."""
-        self._key_fd = os.memfd_create("ascend-npu-ssh-key", os.MFD_CLOEXEC)
-        os.write(self._key_fd, (key if key.endswith("\n") else key + "\n").encode())
-        os.fchmod(self._key_fd, 0o600)
-        return f"/proc/{os.getpid()}/fd/{self._key_fd}"
 
     def run(self, command: str, limit: float) -> Answer:
         """COMMAND on the node, given up after LIMIT seconds whatever it waits for (exit 255 then)."""

@@ -2,12 +2,13 @@
 
 One `ssh` reads the SHA-256 of each file the node already has; a second, only when one is missing or different,
 sends those as a tar stream that the node's own `tar` unpacks. Both run as the SSH user, under the node's
-ASCEND_ROOT (empty on a real host), where pulumi-command v1.2.1's CopyToRemote wrote them before. A file already
-in place is left as it is: a rerun with nothing new sends nothing and touches no file.
+ASCEND_ROOT (empty on a real host). A file already in place is left as it is: a rerun with nothing new sends nothing
+and touches no file. The program renders each script once per version, named by its SHA-256, in SCRIPTS (relative
+to the project folder, where the local commands run); the node's run_step.sh takes it from STAGED.
 """
 from __future__ import annotations
 
-import re
+import hashlib
 import shlex
 import tarfile
 import time
@@ -15,14 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from components.host.openssh import Session, Streamed
-from components.host.script_set import STAGED_NAME, STAGED_PARENT, named_scripts
+from components.runner.on_node import NodeCall
+from components.runner.openssh import Session, Streamed
 
 ROOT = '"${ASCEND_ROOT:-}"'
+SCRIPTS = Path(".ascend-npu") / "scripts"
+STAGED = "/var/tmp/ascend-npu-scripts"
 
 
 class StageError(Exception):
-    """A file the step needs is not on this machine."""
+    """A file the step needs is not on this machine, or not as the step names it."""
+
+
+def script_file(script: str, sha256: str, folder: Path = SCRIPTS) -> Path:
+    """Where the program renders the script SCRIPT whose SHA-256 is SHA256."""
+    return folder / f"{script}.{sha256[:16]}.sh"
 
 
 @dataclass(frozen=True)
@@ -32,25 +40,26 @@ class Staged:
     path: str
     sha256: str
     remote_dir: str
+    name: str = ""  # its name on the node, when not the local one's
 
     @property
     def remote(self) -> str:
         """Its path on the node, relative to the node's root (no leading slash)."""
-        return f"{self.remote_dir.strip('/')}/{Path(self.path).name}"
+        return f"{self.remote_dir.strip('/')}/{self.name or Path(self.path).name}"
 
 
-def needed(command: str, scripts: str, upload: str = "") -> list[Staged]:
-    """What COMMAND (a host step's, script_set.run_command) needs on the node: the scripts it names by SHA-256, from
-    the folder SCRIPTS; with UPLOAD, the installers its ASCEND_<KIND>_FILE and _SHA256 name, from that folder into
-    its ASCEND_STAGING."""
-    files = [Staged(f"{scripts}/{step}.sh", digest, f"{STAGED_PARENT}/{STAGED_NAME}")
-             for step, digest in named_scripts(command)]
+def needed(call: NodeCall, folder: Path = SCRIPTS, upload: str = "", legacy_scripts: str = "") -> list[Staged]:
+    """What CALL needs on the node: the scripts it names by SHA-256, rendered in FOLDER (contract 1: named
+    <script>.sh in LEGACY_SCRIPTS); with UPLOAD, the installers its ASCEND_<KIND>_FILE and _SHA256 name, from that
+    folder into its ASCEND_STAGING."""
+    files = [Staged(f"{legacy_scripts}/{script}.sh" if legacy_scripts else str(script_file(script, digest, folder)),
+                    digest, STAGED, f"{script}.sh") for script, digest in call.scripts]
     if upload:
-        params = dict(w.split("=", 1) for w in shlex.split(command) if re.match(r"^ASCEND_[A-Z0-9_]+=", w))
+        params = dict(call.params)
         for key, name in params.items():
             digest = params.get(key.removesuffix("_FILE") + "_SHA256", "")
             if key.endswith("_FILE") and digest:
-                files.append(Staged(f"{upload}/{name}", digest, params["ASCEND_STAGING"]))
+                files.append(Staged(f"{upload}/{name}", digest, params.get("ASCEND_STAGING", "")))
     return files
 
 
@@ -94,6 +103,8 @@ def stage(ssh: Session, files: list[Staged]) -> Streamed:
     for f in files:
         if not Path(f.path).is_file():
             raise StageError(f"{f.path} is not on this machine; the node needs it in /{f.remote_dir.strip('/')}")
+        if f.remote_dir == STAGED and hashlib.sha256(Path(f.path).read_bytes()).hexdigest() != f.sha256:
+            raise StageError(f"{f.path} is not the script the step names (sha256 {f.sha256})")
     listed = ssh.stream(check_command(files), keep=True)
     if listed.code != 0:
         return listed
