@@ -35,7 +35,7 @@ def build_wave(wave, after):
         host = Component("AscendHost", f"shaped-{node.name}", pulumi.ResourceOptions(parent=platform))
         drain = local.Command(f"shaped-{node.name}-drain", create="true", environment={"REASON": "r"},
                               opts=pulumi.ResourceOptions(parent=host, depends_on=after))
-        # The host steps are local commands (node_step); the install waits for the wave before through the drain.
+        # The host steps are local commands (the host runner); the install waits for the wave before through the drain.
         install = local.Command(f"shaped-{node.name}-install", create="true",
                                 opts=pulumi.ResourceOptions(parent=host, depends_on=[drain]))
         verify = local.Command(f"shaped-{node.name}-verify", create="true",

@@ -107,7 +107,7 @@ def preview_ops(world: World) -> dict[str, tuple[str, tuple[str, ...]]]:
 def stored(world: World) -> dict[str, dict]:
     """The state's resources by URN."""
     state = json.loads(world.pulumi("stack", "export", "--stack", STACK, program=False).out)
-    return {r["urn"]: r for r in state["deployment"]["resources"]}
+    return {r["urn"]: r for r in state["deployment"].get("resources", [])}
 
 
 @pytest.mark.milestone("fresh", leaves=SPENT)
