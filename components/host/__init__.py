@@ -4,8 +4,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# Loaded when first asked for: a node step (`python -m components.host.node_step`, one process per step and node)
-# imports this package and needs none of these, nor the config model they load (about 0.25 s of CPU a step).
+# Loaded when first asked for: a stored line of an earlier release (`python -m components.host.node_step`, one
+# process per step and node) imports this package and needs none of these, nor the config model they load (about
+# 0.25 s of CPU a step).
 _FROM = {"DEFAULT_STAGING": "commands", "HostStep": "commands", "host_steps": "commands",
          "mirror_login_stdin": "commands", "node_packages": "commands", "script_text": "script_set"}
 __all__ = sorted(_FROM)

@@ -93,7 +93,7 @@ def default_parallel() -> int:
 
 def peak_connections(nodes: tuple[NodeSpec, ...], canaries: tuple[str, ...], max_parallel: int,
                      parallel: int) -> int:
-    """SSH connections a rollout holds at once: one per host step running (node_step.py: its ssh ends with it), so
+    """SSH connections a rollout holds at once: one per host step running (components/runner: its ssh ends with it), so
     at most the engine's --parallel and two per node of the widest wave. A destroy runs one step per node, at most
     --parallel at once."""
     widest = max((len(wave) for wave in plan_waves(nodes, canaries, max_parallel)), default=0)
