@@ -26,19 +26,20 @@ from tests.host.test_node_step import run, spec_for
 
 
 @contextmanager
-def sshd_serving(node, tmp_path: Path, kind: str) -> Iterator[int]:
-    """The node's sshd config on another port, serving a host key of KIND alone; its port."""
+def sshd_serving(node, tmp_path: Path, kind: str) -> Iterator[tuple[int, Path]]:
+    """The node's sshd config on another port, serving a host key of KIND alone, logging each key exchange; its port
+    and its log."""
     port, key = free_port(), tmp_path / f"host_{kind}"
     subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", "", "-f", str(key)], check=True)
     kept = [line for line in (node.ssh_dir / "sshd_config").read_text().splitlines()
             if not line.startswith(("Port ", "HostKey "))]
     config, log = tmp_path / f"sshd_config_{kind}", tmp_path / f"sshd_{kind}.log"
-    config.write_text("\n".join([f"Port {port}", f"HostKey {key}", *kept, ""]))
+    config.write_text("\n".join([f"Port {port}", f"HostKey {key}", *kept, "LogLevel DEBUG1", ""]))
     with log.open("w") as out:
         sshd = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=out, stderr=out)
     try:
         wait_listening(sshd, "127.0.0.1", port, log)
-        yield port
+        yield port, log
     finally:
         sshd.terminate()
         sshd.wait(timeout=10)
@@ -55,7 +56,7 @@ def keyscan(kind: str, port: int) -> str:
 
 @pytest.mark.parametrize("kind", ["rsa", "ecdsa", "ed25519"])
 def test_a_node_pinned_by_its_keyscan_line_is_installed_and_verified_over_real_ssh(node, tmp_path, kind):
-    with sshd_serving(node, tmp_path, kind) as port:
+    with sshd_serving(node, tmp_path, kind) as (port, log):
         line = keyscan(kind, port)
         raw = stack_config(node.packages, line.replace("[127.0.0.1]:%d" % port, "127.0.0.1"))
         raw["ssh"] = {"user": "root", "port": port, "useAgent": True}
@@ -66,6 +67,9 @@ def test_a_node_pinned_by_its_keyscan_line_is_installed_and_verified_over_real_s
         done = run(spec)
         assert done.returncode == 0, done.stderr
         assert installed(node, "driver") and run(spec, "verify").returncode == 0
+    # The signature the key exchange settled on (sshd's debug line, V_9_2_P1 kex.c L866): never the SHA-1 `ssh-rsa`.
+    chosen = set(re.findall(r"kex: host key algorithm: (\S+)", log.read_text()))
+    assert chosen == ({"rsa-sha2-512"} if kind == "rsa" else {pinned.split()[0]}), chosen
 
 
 def test_an_rsa_key_under_a_signature_label_is_pinned_as_its_key_type(node):
