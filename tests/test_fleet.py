@@ -17,9 +17,6 @@ from components.config import parse_stack
 from components.host.commands import host_steps
 from components.host.component import _verified, uploads
 from components.host.step_runner import step_command
-from components.runner import agent
-from components.runner.contract import Endpoint
-from components.runner.openssh import Session
 from testkit.fakenode.bastion import Bastion
 from testkit.fakenode.fleet import SSHD, Fleet, fleet_address
 from testkit.fakenode.packages import NEW, build_packages, stack_config
@@ -173,19 +170,34 @@ def test_the_destroy_record_and_a_changed_staged_script_sent_again(world):
     assert fleet.opened - opened == 1
 
 
+SHARED = """
+import json, os, sys
+from components.runner import agent
+from components.runner.contract import Endpoint
+from components.runner.openssh import Session
+node, bastion, key = json.loads(sys.stdin.read())
+with agent.holding(key) as sock, Session(Endpoint(*node), Endpoint(*bastion), sock) as ssh:
+    # The staging's own form (a command the fleet's nodes run as sent, staging.py's first words).
+    answers = [ssh.run('r="${ASCEND_ROOT:-}"; echo %d' % i, 30) for i in range(3)]
+    master, socket_path = ssh.master._proc, ssh.master.socket
+    up = master is not None and master.poll() is None and socket_path.exists()
+print(json.dumps([[a.code, a.out] for a in answers] + [up, master.poll() is not None, socket_path.exists()]))
+"""
+
+
 def test_a_sessions_commands_share_one_connection_that_ends_with_the_session(world):
+    """In a process of its own, as the runner runs a Session (see DIAL)."""
     fleet, bastion, key = world[0], world[1], world[2]
-    node = Endpoint(fleet.addresses[0], fleet.port, "root", fleet.host_key)
+    node = (fleet.addresses[0], fleet.port, "root", fleet.host_key)
     opened = fleet.opened
-    with agent.holding(key) as sock, \
-            Session(node, Endpoint(bastion.address, bastion.port, "root", bastion.host_key), sock) as ssh:
-        # The staging's own form (a command the fleet's nodes run as sent, staging.py's first words).
-        answers = [ssh.run(f'r="${{ASCEND_ROOT:-}}"; echo {i}', 30) for i in range(3)]
-        master, socket_path = ssh.master._proc, ssh.master.socket
-        assert master is not None and master.poll() is None and socket_path.exists()
-    assert [(a.code, a.out) for a in answers] == [(0, "0\n"), (0, "1\n"), (0, "2\n")]
+    given = json.dumps([node, (bastion.address, bastion.port, "root", bastion.host_key), key])
+    done = subprocess.run([sys.executable, "-c", SHARED], cwd=REPO, input=given, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    *answers, up, ended, socket_left = json.loads(done.stdout)
+    assert answers == [[0, "0\n"], [0, "1\n"], [0, "2\n"]] and up
     assert fleet.opened - opened == 1
-    assert master.poll() is not None and not socket_path.exists()  # closed with the session
+    assert ended and not socket_left  # closed with the session
 
 
 def test_a_folder_too_long_for_a_socket_dials_each_command_on_its_own(tmp_path):

@@ -74,11 +74,10 @@ def install_that_reboots(node) -> str:
     return before
 
 
-@pytest.mark.parametrize("legacy", [False, True], ids=["run-agent", "contract-1-key-on-stdin"])
-def test_the_wait_returns_once_the_node_is_back_on_a_new_boot_with_its_driver_loaded(node, bastion, key_agent, legacy):
+def test_the_wait_returns_once_the_node_is_back_on_a_new_boot_with_its_driver_loaded(node, bastion, key_agent):
     power = node.power_on(down_seconds=3, driver_load_seconds=4)
     before = install_that_reboots(node)
-    proc = waiter(node, bastion, before, "" if legacy else key_agent, legacy=legacy)
+    proc = waiter(node, bastion, before, key_agent)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, out + err
     boot = node.path("/proc/sys/kernel/random/boot_id").read_text().strip()

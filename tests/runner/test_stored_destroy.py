@@ -5,14 +5,13 @@ resource stays in the state.
 A local `-destroy` (43e7d7f on) is replayed as pulumi-command v1.2.1 replays a delete: its stored line, environment and
 stdin (provider/pkg/provider/local/commandController.go L93-99), through the command provider stand-in over gRPC
 (engine/command_standin) in the project folder. The remote `-on-destroy` of the releases before held the node's
-command itself, which v1.2.1 sends over SSH as stored (remote/commandController.go Delete): today's runner parses it
-and sends that very text. The stored lines name the fixture stacks' node, port and pins
-(tests/runner/stored/record.py): they are pointed at the fake node, and at a real sshd bastion for the stack behind
-one, and the sudo user's login becomes root (the fake node's one user; the sudo check's text is checked in
-test_contract.py). Simulated: the node's NPUs and installers (testkit/fakenode)."""
+command itself, which v1.2.1 sends over SSH as stored (remote/commandController.go Delete): the same text 43e7d7f's
+local destroy held, which today's runner parses and sends as stored. The stored lines name the fixture stacks'
+node, port and pins (tests/runner/stored/record.py): they are pointed at the fake node, and at a real sshd bastion
+for the stack behind one, and the sudo user's login becomes root (the fake node's one user; the sudo check's text
+is checked in test_contract.py). Simulated: the node's NPUs and installers (testkit/fakenode)."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shlex
@@ -24,10 +23,9 @@ import pytest
 from pulumi.runtime.proto import provider_pb2
 
 from components.runner import agent
-from components.runner.contract import ON_DESTROY, Endpoint, RunnerCall
+from components.runner.contract import ON_DESTROY
 from components.runner.on_node import NodeCall
 from components.runner.on_node import parse as parse_node
-from components.runner.run import run as run_call
 from testkit.fakenode.bastion import Bastion
 from tests.host.conftest import free_port
 from tests.host.test_command_standin import secret, struct, urn
@@ -110,20 +108,16 @@ def test_the_local_destroy_each_release_stored_uninstalls_the_node(provider, nod
 
 @pytest.mark.parametrize("commit, stack, stored", distinct("on-destroy", ("727ce57", "b3f3745", "b452938")),
                          ids=lambda value: value if isinstance(value, str) else "")
-def test_the_remote_destroy_releases_before_stored_is_what_the_runner_sends_and_it_uninstalls(node, commit, stack,
-                                                                                            stored):
-    """The node's command of a remote delete (the sudo user's through the node's sudo stand-in), parsed by today's
-    contract and run by today's runner against the node: byte for byte what v1.2.1 would send."""
-    spec = installed_and_recorded(node)
+def test_the_remote_destroy_releases_before_stored_is_the_text_the_local_destroy_replayed_above_runs(commit, stack,
+                                                                                                  stored):
+    """The node's command of a remote delete (v1.2.1 sends it over SSH as stored), parsed by today's contract: the
+    node's destroy, which today's runner sends byte for byte as stored, and which 43e7d7f's local destroy held in its
+    environment: the replay of that one above runs this very text against the node."""
     found = parse_node(stored["delete"])
     user = "deploy" if "sudo" in stack else "root"
     assert found == NodeCall("run_destroy", node=NAME) and found.text(user, "destroy") == stored["delete"]
-    call = RunnerCall("destroy", NAME, Endpoint("127.0.0.1", node.port, user, node.host_key), contract=1,
-                      command=stored["delete"])
-    call = dataclasses.replace(call, target=dataclasses.replace(call.target, user="root"))  # the node's one login
-    with agent.holding(spec.ssh_private_key) as socket_path:
-        assert run_call(call, {agent.AGENT_ENV: socket_path}, "") == 0
-    assert [kind for kind in KINDS if installed(node, kind)] == []
+    local = resource(releases()["43e7d7f"], stack, "destroy")["environment"][ON_DESTROY]
+    assert local == stored["delete"]
 
 
 @pytest.mark.parametrize("held", [
