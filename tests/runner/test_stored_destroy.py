@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -27,6 +28,7 @@ from components.runner.contract import ON_DESTROY
 from components.runner.on_node import NodeCall
 from components.runner.on_node import parse as parse_node
 from testkit.fakenode.bastion import Bastion
+from testkit.fakenode.node import FakeNode, missing_requirements
 from tests.host.conftest import free_port
 from tests.host.test_command_standin import secret, struct, urn
 from tests.host.test_host_install import installed
@@ -39,8 +41,32 @@ KINDS = ("driver", "firmware", "toolkit", "kernels", "dockerRuntime")
 NAME = "fake-npu-01"
 
 
+@pytest.fixture(scope="module")
+def installed_once(tmp_path_factory, packages):
+    """One fake node that today's steps installed and recorded, and a copy of its sandbox as they left it: each
+    replay below starts from that copy (the installers' time spent once), on the same sshd."""
+    reason = missing_requirements()
+    if reason:
+        pytest.skip(reason)
+    with FakeNode(tmp_path_factory.mktemp("installed") / "node", packages) as fake:
+        installed_and_recorded(fake)
+        kept = fake.workdir / "installed-root"
+        shutil.copytree(fake.root, kept, symlinks=True)
+        yield fake, kept
+
+
 @pytest.fixture
-def bastion(node, tmp_path):
+def installed_node(installed_once):
+    """The installed node, its sandbox as the install left it."""
+    fake, kept = installed_once
+    shutil.rmtree(fake.root)
+    shutil.copytree(kept, fake.root, symlinks=True)
+    return fake
+
+
+@pytest.fixture
+def bastion(installed_node, tmp_path):
+    node = installed_node
     with Bastion(tmp_path / "bastion", "127.0.0.9", free_port(), {"10.20.0.11": node.address},
                  node.ssh_dir / "authorized_keys") as jump:
         yield jump
@@ -90,9 +116,11 @@ def replay_delete(provider, stored: dict, environment: dict, stdin: str) -> None
 
 @pytest.mark.parametrize("commit, stack, stored", distinct("destroy", LOCAL_DESTROY),
                          ids=lambda value: value if isinstance(value, str) else "")
-def test_the_local_destroy_each_release_stored_uninstalls_the_node(provider, node, bastion, commit, stack, stored,
-                                                                   monkeypatch):
-    spec = installed_and_recorded(node)
+def test_the_local_destroy_each_release_stored_uninstalls_the_node(provider, installed_node, bastion, commit, stack,
+                                                                   stored, monkeypatch):
+    node = installed_node
+    assert all(installed(node, kind) for kind in KINDS)
+    spec = spec_for(node, uninstall=True)
     environment = {**stored.get("environment", {}), "ASCEND_NPU_PYTHON": sys.executable}
     key = spec.ssh_private_key
     with agent.holding(key) as socket_path:

@@ -26,13 +26,11 @@ def before(tmp_path_factory):
     return stored(tmp_path_factory.mktemp("before"))
 
 
+# Each script's steps at the level of a step's call: tests/host/test_host_steps.py; here, the whole program's resources.
 @pytest.mark.parametrize("script, steps", [
     ("uninstall.sh", {"destroy"}),
-    ("on_destroy.sh", {"destroy"}),
     ("verify.sh", {"verify"}),
-    ("install.sh", {"install", "verify"}),
     ("engine_containerd.sh", {"install", "verify", "destroy"}),  # install and uninstall both merge the config
-    ("lib.sh", {"install", "verify", "destroy"}),
 ])
 def test_editing_one_script_changes_only_the_resources_that_run_it(before, tmp_path, monkeypatch, script, steps):
     edited = tmp_path / "scripts"
