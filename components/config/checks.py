@@ -35,9 +35,10 @@ def check_package_source(packages) -> list[Problem]:
 
 
 def check_package_files(packages, versions) -> list[Problem]:
-    """Each file name agrees with its kind, the stack's version, its chip and its arch."""
+    """Each file name agrees with its kind, the stack's version, its chip and its arch; one file has one sum."""
     problems: list[Problem] = []
     seen: dict[tuple, int] = {}
+    sums: dict[str, int] = {}
     for i, pkg in enumerate(packages.files):
         at = f"packages.files[{i}]"
         version = declared_version(versions, pkg.kind)
@@ -47,6 +48,14 @@ def check_package_files(packages, versions) -> list[Problem]:
             problems.append(Problem(f"{at}.file", f"'{pkg.file}' is not a {pkg.kind.value} package name; "
                                                   f"Huawei names it like '{example}'"))
             continue
+        first = sums.setdefault(pkg.file, i)
+        if packages.files[first].sha256 != pkg.sha256:
+            # The file is checked by its sum on the node and listed once in packages.sha256: a second sum would be
+            # the one some node's install rejects.
+            problems.append(Problem(f"{at}.sha256", f"'{pkg.file}' has another sha256 than packages.files[{first}] "
+                                                    f"gives it ({packages.files[first].sha256[:12]}... against "
+                                                    f"{pkg.sha256[:12]}...): one file has one sum; write the one "
+                                                    "`sha256sum` prints for it in both entries"))
         if not versions_match(version, found["version"]):
             problems.append(Problem(f"{at}.file", f"'{pkg.file}' is version {found['version']} but "
                                                   f"versions.{VERSION_KEY[pkg.kind]} is {version}; use the "
