@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from components.config.invocation import running
 from components.plan.stack_files import SECRET_PLACEHOLDER, StackFileError, read_stack_config, with_placeholders
 from components.plan.stack_plan import plan
 from tests.stacks import PROD_PASSPHRASE, ROOT, load_stack, patched, seal, write_stack
@@ -26,7 +27,8 @@ def no_passphrase(monkeypatch):
 
 def problems(stack: dict, tmp_path) -> list[str]:
     try:
-        read_stack_config(ROOT, "copy", write_stack(stack, tmp_path))
+        with running("make plan", "copy"):
+            read_stack_config(ROOT, "copy", write_stack(stack, tmp_path))
     except StackFileError as exc:
         return exc.problems
     return []

@@ -13,6 +13,7 @@ from components.bundle.listing import BundleError, listing
 from components.bundle.site_check import LOGIN_VARIABLE, SITE, SiteCheckError, site_report
 from components.chart.writer import chart_files
 from components.config import SpecError
+from components.config.invocation import relative, running
 from components.config.packages import Packages
 from components.plan.stack_files import StackFileError, placeholder_keys
 from components.plan.stack_plan import EXIT_CONFIG, EXIT_OK, ROOT, chart_values_text, config_problems, load_config
@@ -83,6 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", metavar="DIR|site", help=CHECK_HELP)
     parser.add_argument("--placeholder-secrets", default="", help="as `make plan`: secret keys to plan without")
     args = parser.parse_args(argv)
+    with running("make bundle", args.stack, OUT=relative(args.out) if args.out else None, CHECK=args.check):
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The listing written, or a directory or the site checked against it; the exit code."""
     try:
         planned = build(args)
         manifest = listing(args.stack, planned["spec"], planned["values"], planned["resources"], chart_entry())
@@ -121,9 +128,8 @@ def write(out: Path, stack: str, manifest: dict, values: dict) -> None:
 
 def summary(out: Path, manifest: dict) -> str:
     """What was written, image by image and package by package."""
-    shown = out.relative_to(ROOT) if out.is_relative_to(ROOT) else out
     lines = [f"bundle of stack {manifest['stack']}: {len(manifest['images'])} images, "
-             f"{len(manifest['packages'])} packages, chart {manifest['chart']['version']}, in {shown}/"]
+             f"{len(manifest['packages'])} packages, chart {manifest['chart']['version']}, in {relative(out)}/"]
     lines += [f"  image    {i['source']} -> {i['target']}" if i["carried"] else
               f"  image    {i['target']} (already in the site registry: checked there, not carried)"
               for i in manifest["images"]]

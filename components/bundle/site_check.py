@@ -26,7 +26,7 @@ PARALLEL = 4  # images inspected at once
 SKOPEO_MESSAGE = re.compile(r'level=\w+ msg="(?P<msg>(?:[^"\\]|\\.)*)"')
 PARSE_PREFIX = re.compile(r'^Error parsing image name "[^"]*": ')
 CHART_LINE = ("  chart    not checked in site mode: neither the registry nor the mirror serves it "
-              "(make bundle CHECK=<dir> checks the packaged chart)")
+              "(make bundle STACK={stack} CHECK=<dir> checks the packaged chart)")
 
 
 class SiteCheckError(Exception):
@@ -143,4 +143,4 @@ def site_report(manifest: dict, source: Packages, root: Path) -> tuple[list[str]
         "in the registries they name (no images.registry)"
     head = (f"site of stack {manifest['stack']}: {len(images)} images {registry}, each manifest's sha256 against its "
             f"pinned digest; {len(packages)} packages {where}, by sha256")
-    return [head, *notes, CHART_LINE], problems
+    return [head, *notes, CHART_LINE.format(stack=manifest["stack"])], problems

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
         for problem in problems:
             print(f"{args.chart_dir}: {problem}", file=sys.stderr)
         if problems:
-            print("the chart differs from the generator; run `python -m components.chart`", file=sys.stderr)
+            print("the chart differs from the generator; run `make chart`", file=sys.stderr)
             return 1
         print(f"{args.chart_dir} matches the generator")
         return 0

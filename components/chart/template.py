@@ -35,9 +35,16 @@ def manifests(rendered: dict[str, str]) -> str:
 def render_stack(stack: str, out: Path, stack_file: Path | None = None, placeholders: tuple[str, ...] = (),
                  chart_dir: Path = CHART_DIR) -> int:
     """Write the stack's values and the rendered chart under `out`; 2 with the problems when the config is refused."""
+    from components.config.invocation import running
+    with running("make template", stack):
+        return _render(stack, out, stack_file, placeholders, chart_dir)
+
+
+def _render(stack: str, out: Path, stack_file: Path | None, placeholders: tuple[str, ...], chart_dir: Path) -> int:
     import helm_python
 
     from components.config import SpecError
+    from components.config.invocation import relative
     from components.plan.stack_files import StackFileError
     from components.plan.stack_plan import (
         EXIT_CONFIG,
@@ -66,7 +73,7 @@ def render_stack(stack: str, out: Path, stack_file: Path | None = None, placehol
     target = out / "manifests.yaml"
     target.write_text(text)
     print(f"rendered {chart_dir.name} for stack {stack} with the Helm engine: {text.count('# Source: ')} objects in "
-          f"{target}")
-    print(f"apply or commit it for GitOps; `helm install {RELEASE} {chart_dir} -n {RELEASE_NAMESPACE} "
-          f"-f {values_file}` installs the same")
+          f"{relative(target)}")
+    print(f"apply or commit it for GitOps; `helm install {RELEASE} {relative(chart_dir)} -n {RELEASE_NAMESPACE} "
+          f"-f {relative(values_file)}` installs the same")
     return EXIT_OK

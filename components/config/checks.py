@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 from components.config.compatibility import load_matrix
 from components.config.frameworks import check_frameworks
 from components.config.hosts import NodeSpec
+from components.config.invocation import current
 from components.config.node_checks import check_identity, resolve_nodes
 from components.config.packages import (
     CHIP_TOKEN,
@@ -137,9 +138,10 @@ def check_ssh_secret(ssh, has_key: bool, key_is_secret: bool, stack: str = "<sta
     if has_key and ssh.use_agent:
         return [Problem("ssh.useAgent", "true while sshPrivateKey is also set; keep one way to authenticate")]
     if not has_key and not ssh.use_agent:
-        return [Problem("sshPrivateKey", "not set; run `pulumi config set --secret sshPrivateKey < KEYFILE` or "
-                                         "write ssh.useAgent: true (to plan offline before it is set: "
-                                         f"make plan STACK={stack} PLACEHOLDER_SECRETS=sshPrivateKey)")]
+        offline = current(stack).without("sshPrivateKey")
+        return [Problem("sshPrivateKey", f"not set; run `pulumi config set --secret --stack {stack} sshPrivateKey "
+                                         "< KEYFILE` or write ssh.useAgent: true"
+                                         + (f" (or, before it is set: `{offline}`)" if offline else ""))]
     return []
 
 

@@ -20,6 +20,7 @@ from typing import Optional
 
 from components.cluster.common.node_labels import READY
 from components.config.config_source import spec_from_values
+from components.config.invocation import relative, running
 from components.config.problems import SpecError
 from components.doctor import bundle, cluster_checks, host_checks, remote
 from components.doctor.findings import STACK_UNREADABLE, Finding, as_json, exit_code, human
@@ -70,6 +71,12 @@ def arguments(argv: Optional[list[str]]) -> argparse.Namespace:
 
 def main(argv: Optional[list[str]] = None) -> int:
     args = arguments(argv)
+    with running("make doctor", args.stack, JSON="1" if args.json else None,
+                 BUNDLE=relative(args.bundle) if args.bundle else None):
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         config = read_stack_config(args.project, args.stack)
         spec = spec_from_values(config.values, config.secret_keys, stack=args.stack)

@@ -9,6 +9,7 @@ from typing import Collection
 
 from components.config import SpecError
 from components.config.config_source import SECRET_KEYS, spec_from_values
+from components.config.invocation import relative, running
 from components.plan.extra_resources import ExtraResourcesError, extra_resources
 from components.plan.stack_files import StackConfig, StackFileError, read_stack_config, with_placeholders
 
@@ -79,7 +80,7 @@ def chart_values_text(stack: str, values: dict) -> str:
 def stack_chart_values(config: StackConfig) -> dict:
     """The Helm values of a stack: what the program builds its cluster objects from (no secret in them)."""
     from components.cluster.values_contract import chart_values
-    return chart_values(spec_from_values(config.values, config.secret_keys), managed_by="Helm")
+    return chart_values(spec_from_values(config.values, config.secret_keys, stack=config.stack), managed_by="Helm")
 
 
 def config_problems(exc: SpecError, config: StackConfig, limit: int = MAX_SHOWN) -> str:
@@ -99,6 +100,13 @@ def config_problems(exc: SpecError, config: StackConfig, limit: int = MAX_SHOWN)
 def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool = False,
          pack_dir: Path | None = None, pack_config: dict | None = None, extra: Path | None = None,
          placeholders: tuple[str, ...] = ()) -> int:
+    """`make plan`: the stack planned offline and judged; 0, or the exit code of what refused it."""
+    with running("make plan", stack, EXTRA_RESOURCES=relative(extra) if extra else None):
+        return _plan(stack, out_dir, stack_file, quiet, pack_dir, pack_config, extra, placeholders)
+
+
+def _plan(stack: str, out_dir: Path, stack_file: Path | None, quiet: bool, pack_dir: Path | None,
+          pack_config: dict | None, extra: Path | None, placeholders: tuple[str, ...]) -> int:
     try:
         config = load_config(stack, stack_file, placeholders)
     except StackFileError as exc:
@@ -131,7 +139,7 @@ def plan(stack: str, out_dir: Path, stack_file: Path | None = None, quiet: bool 
     waves = stack_resource.outputs.get("waves", [])
     if not quiet:
         print(summary(stack, resources, report, waves, spec.canaries))
-        print(f"wrote {out_dir.relative_to(ROOT) if out_dir.is_relative_to(ROOT) else out_dir}/"
+        print(f"wrote {relative(out_dir)}/"
               "{resources.json,policy-report.json,graph.mmd,chart-values.yaml}")
     failed = [v for v in report["violations"] if v["enforcementLevel"] == "mandatory"]
     if failed:

@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from components.config.invocation import current
+
 NONCE_BYTES, TAG_BYTES, SALT_BYTES = 12, 16, 8
 CHECK_TEXT = "pulumi"
 
@@ -81,8 +83,9 @@ def secure_problems(stack: str, data: dict[str, Any]) -> list[str]:
     """One line per `secure:` value the Pulumi CLI could not have written for this stack, with the fix."""
     found = [(key, text) for name, value in (data.get("config") or {}).items()
              for key, text in secure_values(value, str(name))]
-    fix = (f"make a real one with `pulumi config set --secret --stack {stack} <key> <value>` (a file: `... < file`), "
-           f"or plan without it: `make plan STACK={stack} PLACEHOLDER_SECRETS=<key>`")
+    offline = current(stack).without("<key>")
+    fix = (f"make a real one with `pulumi config set --secret --stack {stack} <key> <value>` (a file: `... < file`)"
+           + (f", or run without it: `{offline}`" if offline else ""))
     salt_text = data.get("encryptionsalt")
     if salt_text is None:
         return [f"{key[:80]}: a cloud secrets provider writes standard base64; this is not; {fix}"

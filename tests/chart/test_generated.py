@@ -40,9 +40,9 @@ def test_the_committed_chart_is_what_the_generator_makes(tmp_path):
     write_chart(tmp_path / CHART_NAME)
     generated = {p.relative_to(tmp_path / CHART_NAME).as_posix(): p.read_text()
                  for p in (tmp_path / CHART_NAME).rglob("*") if p.is_file()}
-    assert sorted(generated) == sorted(committed()), "files differ; run `python -m components.chart`"
+    assert sorted(generated) == sorted(committed()), "files differ; run `make chart`"
     stale = [name for name, text in generated.items() if committed()[name] != text]
-    assert not stale, f"{stale} differ from the generator; run `python -m components.chart`"
+    assert not stale, f"{stale} differ from the generator; run `make chart`"
 
 
 def test_generation_is_byte_identical_in_another_process(tmp_path):

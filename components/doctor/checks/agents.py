@@ -9,6 +9,7 @@ from components.cluster.common.node_labels import READY
 from components.cluster.operands import REGISTRY, Registry
 from components.cluster.values_contract import chart_values
 from components.config import StackSpec
+from components.config.invocation import recorded
 from components.doctor.findings import ERROR, WARNING, Finding, Kind
 
 AGENT_MISSING = Kind("agent-missing", ERROR, "a node agent (device plugin, exporter) has no Pod on a ready node")
@@ -19,9 +20,14 @@ KINDS = (AGENT_MISSING, NOT_READY, RESTARTING, NOT_PULLED)
 # The kubelet's image errors (kubernetes pkg/kubelet/images/types.go; RegistryUnavailable until 1.26).
 PULL_REASONS = frozenset({"ErrImagePull", "ImagePullBackOff", "ImageInspectError", "ErrImageNeverPull",
                           "InvalidImageName", "RegistryUnavailable"})
-PULL_FIX = ("`make bundle STACK=<stack> CHECK=site` shows whether the site registry holds the image; check the Pod's "
-            "imagePullSecrets exist in its namespace; without a site registry the node must reach the image's registry "
-            "(docs/air-gapped.md)")
+
+
+def pull_fix() -> str:
+    """How to find why an image is not pulled, naming the stack the doctor was run for."""
+    ran = recorded()
+    return (f"`make bundle STACK={ran.stack if ran else '<stack>'} CHECK=site` shows whether the site registry holds "
+            "the image; check the Pod's imagePullSecrets exist in its namespace; without a site registry the node must "
+            "reach the image's registry (docs/air-gapped.md)")
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,7 @@ def check(node: str, agent: str, pods: list[dict], ready: bool, now: datetime, w
                 found.append(NOT_PULLED(node, f"{agent} {name}: {status['name']} is {waiting['reason']} for "
                                         f"{status.get('image') or 'its image'}"
                                         + (f" ({waiting.get('message')})" if waiting.get("message") else ""),
-                                        PULL_FIX))
+                                        pull_fix()))
             elif waiting or not status.get("ready", False):
                 why = waiting.get("reason") or "not ready"
                 found.append(NOT_READY(node, f"{agent} {name}: {status['name']} is {why}"
