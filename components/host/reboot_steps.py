@@ -26,7 +26,8 @@ def reboot_wait(name: str, spec: StackSpec, node: NodeSpec, install: pulumi.Reso
     only while the program does (it has no delete), so it logs in through the run's agent like the other steps."""
     if not spec.rollout.allow_reboot:
         return None
-    environment = pulumi.Output.all(install_stdout, agent_environment(spec)).apply(
-        lambda given: {REBOOT_FROM: rebooted_from(given[0]), **given[1]})
+    # A map of its own values, so a preview knows every key and only the boot is unknown: the policy pack reads
+    # every other value then (policies/model/preview.py DATA_KEYS).
+    environment = {REBOOT_FROM: install_stdout.apply(rebooted_from), **agent_environment(spec)}
     return local.Command(f"{name}-reboot-wait", create=wait_command(spec, node), environment=environment,
                          opts=pulumi.ResourceOptions(parent=parent, depends_on=[install]))

@@ -6,7 +6,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
@@ -108,7 +108,9 @@ class PolicyPackProcess:
                                               urn=resource.urn, name=resource.name,
                                               options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent),
                                               provider=self._provider(resource, providers))
-        return self._diagnostics(self.stub.Analyze(request))
+        # The engine files each diagnostic under the resource it analyzed, whatever URN the pack wrote (pulumi
+        # v3.274.0 pkg/resource/deploy/analyze_snapshot.go L86): the SDK writes none for a preview's unknown value.
+        return self._diagnostics(self.stub.Analyze(request), lambda _urn: resource.urn)
 
     def analyze_stack(self, resources: Iterable[Recorded], providers: dict[str, Recorded]) -> list[Diagnostic]:
         """One AnalyzeStack call with the whole stack, as the engine makes at the end of a preview."""
@@ -125,7 +127,10 @@ class PolicyPackProcess:
             item.provider.CopyFrom(self._provider(r, providers))
             for prop, urns in r.property_dependencies.items():
                 item.propertyDependencies[prop].urns.extend(urns)
-        return self._diagnostics(self.stub.AnalyzeStack(request))
+        # A URN not of the stack is filed under the root stack (analyze_snapshot.go L124-132, step_generator.go L3751).
+        urns = {r.urn for r in request.resources}
+        root = next((r.urn for r in request.resources if r.type == "pulumi:pulumi:Stack"), "")
+        return self._diagnostics(self.stub.AnalyzeStack(request), lambda urn: urn if urn in urns else root)
 
     @staticmethod
     def _provider(resource: Recorded, providers: dict[str, Recorded]) -> analyzer_pb2.AnalyzerProviderResource:
@@ -137,6 +142,6 @@ class PolicyPackProcess:
                                                      properties=_struct(provider.properties))
 
     @staticmethod
-    def _diagnostics(response) -> list[Diagnostic]:
-        return [Diagnostic(d.policyName, d.policyPackName, d.message, d.urn, LEVELS.get(d.enforcementLevel, "?"))
+    def _diagnostics(response, filed: Callable[[str], str]) -> list[Diagnostic]:
+        return [Diagnostic(d.policyName, d.policyPackName, d.message, filed(d.urn), LEVELS.get(d.enforcementLevel, "?"))
                 for d in response.diagnostics]

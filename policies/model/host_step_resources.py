@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from model.kube_objects import mapping
+from model.preview import environment
 
 COMMAND_TYPES = ("command:remote:Command", "command:local:Command")
 HOST_COMPONENT = "ascend-npu:index:AscendHost"
@@ -20,7 +21,7 @@ def command_text(props: Any) -> str:
     """Every command string a command runs (create, update, delete) and its environment's values (where ascend-npu's
     local host steps hold the command they run on the node over ssh), joined."""
     p = mapping(props)
-    texts = [p.get(k) for k in ("create", "update", "delete")] + list(mapping(p.get("environment")).values())
+    texts = [p.get(k) for k in ("create", "update", "delete")] + list(environment(p).values())
     return "\n".join(text for text in texts if isinstance(text, str))
 
 

@@ -13,6 +13,7 @@ from pulumi_policy import (
 
 from model.kube_objects import annotations, describe, mapping, sequence
 from model.npu_daemonsets import DEVICE_PLUGIN, config_properties, image_patterns, npu_role
+from model.preview import judged_at_up
 from model.workloads import containers, pod_spec
 
 PREFIX = "huawei.com/"
@@ -97,7 +98,7 @@ POLICY = StackValidationPolicy(
     description="Workloads request only the `huawei.com/*` NPU resource names that the stack's device plugins "
                 "(or `advertisedResources`) advertise.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         **config_properties(DEVICE_PLUGIN),
         "advertisedResources": {"type": "array", "items": {"type": "string"}, "default": [],

@@ -13,6 +13,7 @@ from pulumi_policy.proxy import UnknownValueError
 
 from model.images import image_registry, known_image
 from model.kube_objects import describe, mapping, sequence
+from model.preview import judged_at_up
 from model.workloads import containers, pod_spec
 
 CLUSTER_COMPONENT = "ascend-npu:index:AscendCluster"
@@ -69,7 +70,7 @@ POLICY = StackValidationPolicy(
     description="When the stack states its registries (`images.registry`), every container image of the stack comes "
                 "from one of them.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     remediation_steps="Mirror the image to the site registry (`images.registry`) and pull it from there: the images "
                       "ascend-npu deploys are rewritten to it; or set the image's own `registry` in the stack config, "
                       "which the stack then allows.",

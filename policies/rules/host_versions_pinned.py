@@ -4,6 +4,7 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
 from model.host_step_resources import COMMAND_TYPES, EXACT_VERSION, RUN_FILE, SHA256, command_text, env_parameters
+from model.preview import judged_at_up
 
 
 def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
@@ -28,7 +29,7 @@ POLICY = ResourceValidationPolicy(
     name="host-versions-pinned",
     description="Commands that install Ascend software name exact versions and verify each file's SHA-256.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     remediation_steps="Set exact versions (`versions.*`) and a 64-character `sha256` for every package in the stack "
                       "config; in other programs, check `sha256sum -c` before running an Ascend `.run` file.",
 )

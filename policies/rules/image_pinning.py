@@ -12,6 +12,7 @@ from pulumi_policy import (
 )
 
 from model.images import registry_of, split_image
+from model.preview import judged_at_up
 from model.workloads import containers, pod_spec
 
 DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
@@ -56,7 +57,7 @@ POLICY = ResourceValidationPolicy(
     name="image-pinning",
     description="Container images and Helm charts are pinned: an exact tag that is not `latest`, or a digest.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         "requireDigest": {"type": "boolean", "default": False},
         "allowedRegistries": {"type": "array", "items": {"type": "string"}, "default": []},

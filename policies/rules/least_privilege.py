@@ -22,6 +22,7 @@ from model.kube_objects import (
     sequence,
     subject_id,
 )
+from model.preview import judged_at_up
 
 ROLE_KINDS = ("Role", "ClusterRole")
 
@@ -78,7 +79,7 @@ POLICY = ResourceValidationPolicy(
     description="No RoleBinding or ClusterRoleBinding to cluster-admin, and no wildcard (`*`) verbs or resources in "
                 "Roles and ClusterRoles.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         "allowedClusterAdminSubjects": {
             "type": "array", "items": {"type": "string"}, "default": [],

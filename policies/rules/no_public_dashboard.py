@@ -25,6 +25,7 @@ from model.kube_objects import (
     sequence,
     subject_id,
 )
+from model.preview import judged_at_up
 
 PUBLIC_SERVICE_TYPES = ("LoadBalancer", "NodePort")
 INGRESS_GROUPS = ("networking.k8s.io", "extensions")
@@ -165,7 +166,7 @@ POLICY = ResourceValidationPolicy(
     description="No Kubernetes Dashboard behind a LoadBalancer, NodePort or external IP, no Ingress or route to it "
                 "without authentication and a source allow-list, and no cluster-admin Dashboard account.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         **CONFIG_PROPERTIES,
         "ingressAuthAnnotations": _strings(INGRESS_AUTH, "Ingress annotations that enable authentication."),

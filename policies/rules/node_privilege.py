@@ -14,6 +14,7 @@ from pulumi_policy import (
 from model.kube_objects import describe, mapping, metadata, sequence
 from model.node_agents import DEFAULT_NAMESPACES, HOST_NAMESPACES, Agent, builtin_agents, capability, site_agents
 from model.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, config_properties
+from model.preview import judged_at_up
 from model.workloads import containers, pod_labels, pod_spec
 
 # Pod Security Standards, baseline: the capabilities a container runtime grants by default. Adding one of
@@ -103,7 +104,7 @@ POLICY = ResourceValidationPolicy(
                 "ascend-npu's device plugin and exporter may hold what npu-agents.yaml lists; other agents are "
                 "configured.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         "agentNamespaces": {"type": "array", "items": {"type": "string"}, "default": DEFAULT_NAMESPACES,
                             "description": "Namespaces of ascend-npu's device plugin and exporter "

@@ -13,6 +13,7 @@ from pulumi_policy import (
 
 from model.kube_objects import describe, mapping, sequence
 from model.npu_daemonsets import DEVICE_PLUGIN, EXPORTER, config_properties, image_patterns, npu_role
+from model.preview import judged_at_up
 from model.workloads import containers, pod_spec
 
 # The taints NPU nodes carry, whoever set them (MindCluster, this project, an operator by hand).
@@ -63,7 +64,7 @@ POLICY = ResourceValidationPolicy(
     description="The NPU device plugin and exporter DaemonSets carry a priorityClassName, a toleration for the NPU "
                 "taints and cpu/memory requests and limits on every container.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         **config_properties(DEVICE_PLUGIN, EXPORTER),
         "npuTaintKeys": {"type": "array", "items": {"type": "string"}, "default": NPU_TAINT_KEYS,

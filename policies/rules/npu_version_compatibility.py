@@ -6,6 +6,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationA
 from model.compatibility_matrix import load_matrix
 from model.host_step_resources import HOST_COMPONENT, host_versions
 from model.kube_objects import mapping
+from model.preview import judged_at_up
 
 MIN_REASON = 15
 
@@ -28,7 +29,7 @@ POLICY = ResourceValidationPolicy(
     name="npu-version-compatibility",
     description="Firmware, driver and CANN of every node form a combination the compatibility matrix documents.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     remediation_steps="Pick versions from policies/compatibility.yaml, or set versions.compatibilityOverride "
                       "{firmware, driver, cann, reason} naming the exact combination and why it is safe.",
 )

@@ -11,6 +11,7 @@ from pulumi_policy import (
 
 from model.kube_objects import RBAC_GROUP, describe, group_kind, sequence
 from model.permissions import grants, role_id, role_rules
+from model.preview import judged_at_up
 from model.release_grants import release_allows
 
 # (verb, API group, resource, why), after Kubernetes' "RBAC good practices" on privilege escalation; a `*`
@@ -55,7 +56,7 @@ POLICY = ResourceValidationPolicy(
                 "and no ClusterRole `impersonate` on users, groups or UIDs or any verb on `nodes/proxy`, by name or "
                 "through a `*`.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         "allowedRoles": {"type": "array", "items": {"type": "string"}, "default": [],
                          "description": "Roles that may keep such a grant: `ClusterRole:<name>` or "

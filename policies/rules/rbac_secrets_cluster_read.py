@@ -13,6 +13,7 @@ from pulumi_policy import (
 
 from model.kube_objects import CLUSTER_ADMIN, RBAC_GROUP, describe, group_kind, mapping, metadata, sequence, subject_id
 from model.permissions import grants, limited_to_names, role_rules
+from model.preview import judged_at_up
 
 READ_VERBS = ("get", "list", "watch")
 # Kubernetes' default ClusterRoles that read Secrets. cluster-admin is left to `least-privilege`, which
@@ -66,7 +67,7 @@ POLICY = StackValidationPolicy(
     description="No ClusterRoleBinding binds a ClusterRole that can get, list or watch all Secrets (by name, or "
                 "through a `*` verb or resource; `admin` and `edit` included), except to listed subjects.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         "allowedSecretReaders": {
             "type": "array", "items": {"type": "string"}, "default": [],

@@ -10,6 +10,7 @@ from pulumi_policy import (
 )
 
 from model.kube_objects import BINDING_KINDS, RBAC_GROUP, describe, group_kind, mapping, metadata, sequence, subject_id
+from model.preview import judged_at_up
 
 # By name whatever the subject's kind: the API server authenticates these names itself.
 SYSTEM_SUBJECTS = {
@@ -47,7 +48,7 @@ POLICY = ResourceValidationPolicy(
     description="No RoleBinding or ClusterRoleBinding grants anything to `system:anonymous`, "
                 "`system:unauthenticated` or `system:masters`.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         "allowedBindings": {"type": "array", "items": {"type": "string"}, "default": [],
                             "description": "Bindings that may name those subjects: `ClusterRoleBinding:<name>` or "

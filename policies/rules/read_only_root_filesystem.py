@@ -12,6 +12,7 @@ from pulumi_policy import (
 )
 
 from model.kube_objects import describe, mapping
+from model.preview import judged_at_up
 from model.workloads import containers, pod_spec
 
 
@@ -37,7 +38,7 @@ POLICY = ResourceValidationPolicy(
     description="Containers set `securityContext.readOnlyRootFilesystem: true`, so a compromised process cannot "
                 "change the image it runs.",
     enforcement_level=EnforcementLevel.ADVISORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         "exemptContainers": {"type": "array", "items": {"type": "string"}, "default": [],
                              "description": "Container names (glob patterns) that may write their root filesystem."},

@@ -10,6 +10,7 @@ from pulumi_policy import (
 )
 
 from model.kube_objects import describe, group_kind, labels
+from model.preview import judged_at_up
 from model.workloads import is_workload
 
 REQUIRED = ["app.kubernetes.io/name"]
@@ -38,7 +39,7 @@ POLICY = ResourceValidationPolicy(
     description="Workloads and Services carry `app.kubernetes.io/name` and `app.kubernetes.io/part-of` (or "
                 "`app.kubernetes.io/instance`).",
     enforcement_level=EnforcementLevel.ADVISORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         "requiredLabels": {"type": "array", "items": {"type": "string"}, "default": REQUIRED,
                            "description": "Labels every workload and Service must carry."},

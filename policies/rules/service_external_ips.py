@@ -12,6 +12,7 @@ from pulumi_policy import (
 )
 
 from model.kube_objects import describe, group_kind, mapping, sequence
+from model.preview import judged_at_up
 
 
 def _networks(entries) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
@@ -50,7 +51,7 @@ POLICY = ResourceValidationPolicy(
     description="No Service sets `externalIPs` outside `allowedExternalIPs`: Kubernetes does not check who owns "
                 "an external IP, so a Service can take over cluster traffic to any address (CVE-2020-8554).",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={
         "allowedExternalIPs": {"type": "array", "items": {"type": "string"}, "default": [],
                                "description": "Addresses or CIDRs the site owns and routes to its nodes "

@@ -12,6 +12,7 @@ from pulumi_policy import (
 )
 
 from model.host_step_resources import HOST_COMPONENT, host_versions
+from model.preview import judged_at_up
 
 
 def _validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
@@ -35,7 +36,7 @@ POLICY = StackValidationPolicy(
     name="single-driver-version",
     description="Every node of a stack runs the same NPU driver version, outside a declared rollout.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     config_schema=PolicyConfigSchema(properties={"rolloutInProgress": {"type": "string", "default": ""}}),
     remediation_steps="Converge the nodes on one driver; while a staged upgrade runs, set the policy config "
                       "`rolloutInProgress` to the change ticket.",

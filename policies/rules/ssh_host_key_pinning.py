@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
+from model.preview import environment, judged_at_up
 from model.ssh_dials import LOCAL_TYPE, REMOTE_TYPES, dials
 
 KEY_MARK = "PRIVATE KEY-----"
@@ -31,7 +32,7 @@ def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -
     if args.resource_type not in (*REMOTE_TYPES, LOCAL_TYPE):
         return
     for field in CLEAR_FIELDS if args.resource_type in REMOTE_TYPES else LOCAL_CLEAR_FIELDS:
-        if _contains_key(args.props.get(field)):
+        if _contains_key(environment(args.props) if field == "environment" else args.props.get(field)):
             report_violation(f"`{field}` carries a private key in clear; keep the key a Pulumi secret "
                              "(`pulumi config set --secret sshPrivateKey`), passed as a secret input", None)
 
@@ -41,7 +42,7 @@ POLICY = ResourceValidationPolicy(
     description="Every resource that dials a host over SSH, whatever its type, pins the host's key and its "
                 "bastion's; private keys never appear in clear in commands.",
     enforcement_level=EnforcementLevel.MANDATORY,
-    validate=_validate,
+    validate=judged_at_up(_validate),
     remediation_steps="Pin each host's key: ascend-npu's nodes[].hostKey and ssh.bastion.hostKey; a remote command's "
                       "connection.hostKey and proxy.hostKey; for ssh, scp, sftp or rsync in a local command "
                       "`-o StrictHostKeyChecking=yes` with a known_hosts file holding the key. Keep private keys "
