@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any, Collection, Mapping
 
+from components.config.cluster_reach import cluster_problems
 from components.config.local_files import agent_problems, local_file_problems, openssh_problems
 from components.config.problems import NAMESPACE, SpecError
 from components.config.stack import CONFIG_KEYS, StackSpec, parse_stack
@@ -78,7 +79,7 @@ def load_stack_spec() -> StackSpec:
     if not isinstance(runtime_settings.get_monitor(), MockMonitor):
         command = "preview" if pulumi.runtime.is_dry_run() else "up"
         problems = (local_file_problems(spec, Path.cwd()) + agent_problems(spec, os.environ, command)
-                    + openssh_problems(spec))
+                    + openssh_problems(spec) + cluster_problems(spec))
         if problems:
             raise StackConfigError(problems)
     return spec

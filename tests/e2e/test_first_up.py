@@ -46,6 +46,29 @@ def test_preview_runs_the_pack_and_agrees_with_the_offline_plan(world: World, pa
 
 
 @pytest.mark.milestone("fresh")
+def test_a_preview_that_cannot_reach_its_cluster_fails_with_one_line(world: World, pack: Path, tmp_path: Path):
+    """The pull-request check as users run it, against a context the kubeconfig lacks, then a kubeconfig whose API
+    server is gone (a port nothing listens on): each fails before anything is planned, naming the context and the
+    kubeconfig; the kubernetes provider alone would have previewed green."""
+    config = world.config()
+    world.write_config({**config, "cluster": {**config["cluster"], "kubeContext": "lab-admin"}})
+    try:
+        run = world.preview("--policy-pack", str(pack), check=False)
+    finally:
+        world.write_config(config)
+    [line] = [x.strip() for x in run.out.splitlines() if "cluster.kubeContext" in x]
+    print(f"e2e: {line}")
+    assert run.code != 0 and "context 'lab-admin' is not in" in line and world.plane.kubeconfig.name in line
+    gone = tmp_path / "kubeconfig"
+    gone.write_text(world.plane.kubeconfig.read_text().replace(world.kube.server, "https://127.0.0.1:9"))
+    run = world.preview("--policy-pack", str(pack), check=False, extra_env={"KUBECONFIG": str(gone)})
+    [line] = [x.strip() for x in run.out.splitlines() if "cluster.kubeContext" in x]
+    print(f"e2e: {line}")
+    assert run.code != 0 and f"KUBECONFIG={gone}" in line and "did not answer" in line
+    assert "Resources:" not in run.out and not any(map(world.install_starts, world.nodes))
+
+
+@pytest.mark.milestone("fresh")
 def test_an_extra_resource_that_breaks_a_mandatory_rule_blocks_up(world: World, pack: Path, tmp_path: Path):
     binding = {"type": "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "name": "e2e-admin",
                "properties": {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
