@@ -90,11 +90,12 @@ def serve(directory: Path, login: str | None) -> tuple[ThreadingHTTPServer, str]
     return server, f"http://127.0.0.1:{server.server_address[1]}/ascend"
 
 
-@pytest.fixture
-def site(registry, tmp_path) -> Iterator[dict]:
-    """The dev stack on the loopback registry (its device plugin pinned by digest) and mirror, both holding it all."""
+@pytest.fixture(params=["", "/ascend"], ids=["host", "harbor-project"])
+def site(registry, tmp_path, request) -> Iterator[dict]:
+    """The dev stack on the loopback registry (its device plugin pinned by digest), at its root or under a project
+    path as Harbor keeps one, and mirror, both holding it all."""
     plugin, digest = oci_archive(tmp_path, "plugin", "v6.0.0")
-    config = with_site("dev", {"registry": registry})
+    config = with_site("dev", {"registry": registry + request.param})
     files = config["config"]["ascend-npu:packages"]["files"]
     for pkg in files:
         pkg["sha256"] = hashlib.sha256(f"installer {pkg['file']}\n".encode()).hexdigest()
@@ -144,6 +145,9 @@ def test_a_site_that_holds_everything_passes(site):
     code, text = check(site["stack_file"], "--check", "site")
     manifest = site["manifest"]
     assert code == 0, text
+    # Each image under the registry (and its project), its own path kept: swr.../ascendhub/x -> <registry>/ascendhub/x.
+    assert all(i["target"].split("@")[0].rsplit(":", 1)[0] == f"{manifest['registry']}/"
+               + i["source"].split("@")[0].rsplit(":", 1)[0].split("/", 1)[1] for i in manifest["images"])
     assert f"3 images in {manifest['registry']}, each manifest's sha256 against its pinned digest" in text
     assert "complete: 3 images and 5 packages as the stack pins them (2 tag-only, by tag alone)" in text
     tag_only = [i["target"] for i in manifest["images"] if not i["digest"]]

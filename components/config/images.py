@@ -23,9 +23,9 @@ class Image(SpecModel):
     digest: Optional[str] = Field(None, description="`sha256:` digest; wins over the tag when both are set.")
     pull_policy: str = Field("IfNotPresent", pattern=PULL_POLICY,
                              description="Kubernetes imagePullPolicy.")
-    registry: Optional[str] = Field(None, description="Registry (host[:port]) this image alone is pulled from: "
-                                                      "replaces the registry of `repository`, and wins over "
-                                                      "`images.registry`.")
+    registry: Optional[str] = Field(None, description="Registry (host[:port], or host[:port]/project) this image "
+                                                      "alone is pulled from: replaces the registry of `repository`, "
+                                                      "and wins over `images.registry`.")
 
     @classmethod
     def required_tag(cls) -> Optional[str]:

@@ -13,10 +13,16 @@ from components.config.redact import looks_secret, preview
 # host[:port]: DNS names or IPv4 in lower case. The first part of a repository is its registry only when it holds a
 # '.' or a ':' or is `localhost` (github.com/distribution/reference normalize.go, splitDockerDomain); any other host
 # would be read as a Docker Hub namespace.
-REGISTRY = re.compile(r"^(localhost|[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+)(:[0-9]{1,5})?$"
-                      r"|^[a-z0-9]([a-z0-9-]*[a-z0-9])?:[0-9]{1,5}$")
+HOST = (r"(localhost|[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+)(:[0-9]{1,5})?"
+        r"|[a-z0-9]([a-z0-9-]*[a-z0-9])?:[0-9]{1,5}")
+# A path component of a repository (distribution/reference regexp.go, pathComponent): a Harbor, Artifactory, Nexus
+# or Quay project the site keeps its mirrors under.
+PATH_COMPONENT = r"[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*"
+REGISTRY = re.compile(rf"^({HOST})(/{PATH_COMPONENT})*$")
+HOST_ONLY = re.compile(rf"^({HOST})$")
+COMPONENT = re.compile(rf"^{PATH_COMPONENT}$")
 REGISTRY_PART = re.compile(r"^(localhost|[^/]*[.:][^/]*)/")
-EXAMPLE = "registry.site.example:5000"
+EXAMPLE, PROJECT_EXAMPLE = "registry.site.example:5000", "harbor.site.example/ascend"
 CREDENTIALS_KEY, CREATED_SECRET = "registryCredentials", "ascend-npu-registry"
 SET_CREDENTIALS = f"`pulumi config set --secret {CREDENTIALS_KEY} 'user:password'`"
 
@@ -27,28 +33,36 @@ def shown(value: str) -> str:
 
 
 def registry_problem(value: str) -> Optional[str]:
-    """What to write instead of a registry that is not host[:port], or None."""
+    """What to write instead of a registry that is not host[:port][/project...], or None."""
+    form = f"host[:port], or host[:port]/project, e.g. {EXAMPLE} or {PROJECT_EXAMPLE}"
     if "@" in value or looks_secret(value):
-        return (f"{preview(value)} holds a login; write the host[:port] alone, e.g. {EXAMPLE}, and the login with "
-                f"{SET_CREDENTIALS}")
+        return f"{preview(value)} holds a login; write the {form}, and the login with {SET_CREDENTIALS}"
     scheme, sep, rest = value.partition("://")
     if sep:
-        return (f"{shown(value)} has a scheme ({scheme}://); write the host[:port] alone, e.g. "
-                f"{rest.split('/')[0] or EXAMPLE} (images are always pulled over HTTPS, or as the container engine "
-                "is configured for that host)")
+        return (f"{shown(value)} has a scheme ({scheme}://); write {rest.rstrip('/') or EXAMPLE} (images are always "
+                "pulled over HTTPS, or as the container engine is configured for that host)")
+    if value.endswith("/"):
+        return f"{shown(value)} ends with '/'; write {value.rstrip('/') or EXAMPLE}"
+    if value != value.lower():
+        return (f"{shown(value)} has upper case (an image path may hold none: distribution/reference regexp.go); "
+                f"write {value.lower()}")
     host, slash, path = value.partition("/")
-    if slash:
-        return (f"{shown(value)} has a path (/{path}); write the host[:port] alone, e.g. {host}: "
-                "images.registry replaces the registry of each image and keeps its path")
+    segments = path.split("/") if slash else []
+    if "" in segments:
+        return f"{shown(value)} has an empty path segment ('//'); write {'/'.join([host, *filter(None, segments)])}"
+    bad = [segment for segment in segments if COMPONENT.match(segment) is None]
+    if bad:
+        return (f"{shown(value)}: the path segment '{bad[0]}' is not one an image reference may hold (lowercase "
+                "letters and digits, single '.' or '_', '__', or '-' runs between them)")
     port = host.rpartition(":")[2] if ":" in host else ""
-    if REGISTRY.match(value) is None or (port.isdigit() and not 0 < int(port) < 65536):
-        return (f"{shown(value)} is not a registry host[:port]; write a lowercase host name with a '.' (or "
-                f"localhost, or a :port), e.g. {EXAMPLE}")
+    if HOST_ONLY.match(host) is None or (port.isdigit() and not 0 < int(port) < 65536):
+        return (f"{shown(value)} does not start with a registry host[:port]; write a lowercase host name with a '.' "
+                f"(or localhost, or a :port), e.g. {EXAMPLE}, then the project path if any")
     return None
 
 
 def checked_registry(value: Optional[str]) -> Optional[str]:
-    """VALUE when it is a host[:port]; ValueError saying what to write otherwise."""
+    """VALUE when it is a host[:port][/project...]; ValueError saying what to write otherwise."""
     problem = registry_problem(value) if value is not None else None
     if problem:
         raise ValueError(problem)
@@ -56,8 +70,9 @@ def checked_registry(value: Optional[str]) -> Optional[str]:
 
 
 def rewritten(repository: str, registry: Optional[str]) -> str:
-    """REPOSITORY with its registry part (none: Docker Hub) replaced by REGISTRY; as written when REGISTRY is None."""
-    if not registry:
+    """REPOSITORY under REGISTRY (host[:port] with any project path) in place of its own registry part (none: Docker
+    Hub), path kept; as written when REGISTRY is None or the repository is already under it."""
+    if not registry or repository.startswith(f"{registry}/"):
         return repository
     return f"{registry}/{REGISTRY_PART.sub('', repository, count=1)}"
 
@@ -66,9 +81,13 @@ class Images(SpecModel):
     """Where every image of the stack is pulled from, and with which login."""
 
     registry: Optional[str] = Field(
-        None, description="Registry (host[:port], e.g. `registry.site.example:5000`) that replaces the registry of "
-                          "every image the stack deploys (device plugin, exporter, validation Jobs), keeping "
-                          "each image's path, tag and digest; an image's own `registry` wins over it.")
+        None, description="Registry every image the stack deploys (device plugin, exporter, validation Jobs) is "
+                          "pulled from: host[:port] (`registry.site.example:5000`), or with the project the site "
+                          "mirrors under (`harbor.site.example/ascend`). It replaces each image's registry and keeps "
+                          "its path, tag and digest (`swr.cn-south-1.myhuaweicloud.com/ascendhub/npu-exporter` is "
+                          "pulled as `harbor.site.example/ascend/ascendhub/npu-exporter`, as `skopeo sync --dest` "
+                          "and `crane copy` mirror it); a repository already written under it is kept. An image's "
+                          "own `registry` wins over it.")
     pull_secret: Optional[str] = Field(
         None, pattern=DNS_SUBDOMAIN, max_length=253,
         description="Name of an existing `kubernetes.io/dockerconfigjson` Secret in `cluster.namespace` that every "
@@ -116,5 +135,5 @@ def check_registry_credentials(images: Optional[Images], has_login: bool, login_
                                              f"`pulumi config rm {CREDENTIALS_KEY}` to use the existing Secret")]
     if images is not None and images.registry is None:
         return [Problem("images.registry", f"not set, but {CREDENTIALS_KEY} is: the login is for the site registry; "
-                                           f"write images.registry: <host[:port]>, e.g. {EXAMPLE}")]
+                                           f"write images.registry: <host[:port][/project]>, e.g. {EXAMPLE}")]
     return []

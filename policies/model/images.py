@@ -24,6 +24,15 @@ def registry_of(repository: str) -> str:
     return first if ("." in first or ":" in first or first == "localhost") and "/" in repository else DOCKER_HUB
 
 
+def allowed_by(entry: str, image: str) -> bool:
+    """ENTRY (host[:port], or host[:port]/project) holds IMAGE: the same registry, and under the project when it names
+    one (a Harbor project allows its own repositories, not the whole host)."""
+    repository = split_image(image)[0].lower()
+    if "/" in entry:
+        return repository.startswith(f"{entry.lower()}/")
+    return registry_of(repository) == entry.lower()
+
+
 def image_registry(image: str) -> str:
     """The registry an image reference is pulled from (`docker.io` when it names none)."""
     return registry_of(split_image(image)[0])

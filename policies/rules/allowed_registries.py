@@ -11,7 +11,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from model.images import image_registry, known_image
+from model.images import allowed_by, image_registry, known_image
 from model.kube_objects import describe, mapping, sequence
 from model.preview import judged_at_up
 from model.workloads import containers, pod_spec
@@ -53,14 +53,14 @@ def _validate(args: StackValidationArgs, report_violation: ReportViolation) -> N
     if not allowed:
         return  # the stack states no registries: image-pinning's `allowedRegistries` is the site-wide list
     listed = ", ".join(sorted(allowed))
+    kind = "a registry or registry project" if any("/" in entry for entry in allowed) else "a registry"
     for resource in args.resources:
         try:
             for where, name, image in pulled_images(resource.resource_type, resource.props):
-                registry = image_registry(image)
-                if registry.lower() not in allowed:
+                if not any(allowed_by(entry, image) for entry in allowed):
                     what = describe(resource.resource_type, resource.props, resource.name)
-                    report_violation(f"{what} {where} ({name}): image '{image}' comes from {registry}, not a "
-                                     f"registry the stack allows ({listed}); {_advice(sites)}", resource.urn)
+                    report_violation(f"{what} {where} ({name}): image '{image}' comes from {image_registry(image)}, "
+                                     f"not {kind} the stack allows ({listed}); {_advice(sites)}", resource.urn)
         except UnknownValueError:
             continue  # a pod spec computed during preview is judged when the update knows it
 
@@ -68,7 +68,7 @@ def _validate(args: StackValidationArgs, report_violation: ReportViolation) -> N
 POLICY = StackValidationPolicy(
     name="allowed-registries",
     description="When the stack states its registries (`images.registry`), every container image of the stack comes "
-                "from one of them.",
+                "from one of them (from under its project, when one names a path).",
     enforcement_level=EnforcementLevel.MANDATORY,
     validate=judged_at_up(_validate),
     remediation_steps="Mirror the image to the site registry (`images.registry`) and pull it from there: the images "

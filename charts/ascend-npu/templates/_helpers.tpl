@@ -27,12 +27,14 @@ Takes (dict "context" $ "component" .. "name" .. "version" .. "extra" (dict ..))
 
 {{/*
 metadata.image_repository: the repository pulled, its registry part (a first part holding "." or ":", or
-localhost; none means Docker Hub) replaced by the image's own registry, else images.registry, path kept.
+localhost; none means Docker Hub) replaced by the image's own registry, else images.registry (host[:port] and any
+project path), path kept; a repository already under that registry as written.
 Takes (dict "image" .. "registry" ..).
 */}}
 {{- define "ascend-npu.repository" -}}
 {{- $registry := .image.registry | default .registry -}}
-{{- if $registry }}{{ $registry }}/{{ regexReplaceAll "^(localhost|[^/]*[.:][^/]*)/" .image.repository "" }}
+{{- if and $registry (not (hasPrefix (printf "%s/" $registry) .image.repository)) }}
+{{- $registry }}/{{ regexReplaceAll "^(localhost|[^/]*[.:][^/]*)/" .image.repository "" }}
 {{- else }}{{ .image.repository }}{{ end -}}
 {{- end }}
 
