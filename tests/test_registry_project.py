@@ -13,7 +13,7 @@ from components.chart.template import render_stack
 from components.cluster.component import docker_config
 from components.config.registry import rewritten
 from tests.stacks import load_stack, patched, write_stack
-from tests.test_bundle import manifest_of
+from tests.test_bundle import manifest_of, run_bundle
 from tests.test_site_registry import ELSEWHERE, RULE, images, judged, stated, with_site
 
 PROJECT = "harbor.lab.example/ascend"
@@ -82,3 +82,23 @@ def test_the_pull_secret_holds_the_login_for_the_project():
     pkg/credentialprovider/keyring.go, BasicDockerKeyring.Add)."""
     config = json.loads(base64.b64decode(docker_config(PROJECT, "robot$ascend:pw")))
     assert list(config["auths"]) == [PROJECT]
+
+
+def test_plan_and_bundle_warn_of_each_site_image_without_a_digest(tmp_path, capsys):
+    from components.plan.stack_plan import plan
+    assert plan("case", tmp_path / "plan", write_stack(with_site("dev", {"registry": PROJECT}), tmp_path, "tags")) == 0
+    [warning] = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert warning.startswith("warning: 3 image(s) of the site registry have no digest")
+    assert f"devicePlugin.image.digest ({PROJECT}/ascendhub/ascend-k8sdeviceplugin:v6.0.0)" in warning
+    assert "validation.images.910B.digest (" in warning and "(docs/air-gapped.md)" in warning
+    stack_file = write_stack(with_site("dev", {"registry": PROJECT}), tmp_path, "bundled")
+    code, _, err = run_bundle("--stack", "case", "--stack-file", str(stack_file), "--out", str(tmp_path / "bundle"))
+    assert code == 0 and "warning: 3 image(s) of the site registry have no digest" in err
+
+
+@pytest.mark.parametrize("stack, site", [("prod", None), ("dev", None)], ids=["prod-all-pinned", "no-site-registry"])
+def test_no_warning_where_every_site_image_has_its_digest_or_there_is_no_site(stack, site, tmp_path, capsys):
+    from components.plan.stack_plan import plan
+    config = with_site(stack, {"registry": site}) if site else load_stack(stack)
+    assert plan("case", tmp_path, write_stack(config, tmp_path, stack), quiet=True) == 0
+    assert "warning:" not in capsys.readouterr().err

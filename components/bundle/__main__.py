@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from components.bundle.check import bundle_problems, chart_problems, file_sha256
-from components.bundle.listing import BundleError, listing
+from components.bundle.listing import BundleError, digest_warning, listing
 from components.bundle.site_check import LOGIN_VARIABLE, SITE, SiteCheckError, site_report
 from components.chart.writer import chart_files
 from components.config import SpecError
@@ -110,6 +110,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     print(summary(out, manifest))
+    warning = digest_warning(planned["values"])
+    if warning:
+        print(warning, file=sys.stderr)
     return EXIT_OK
 
 

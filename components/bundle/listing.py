@@ -79,6 +79,26 @@ def bundle_images(values: dict[str, Any]) -> list[BundleImage]:
     return images
 
 
+def undigested(values: dict[str, Any]) -> list[str]:
+    """The images a site registry serves that the stack pins by tag alone, as `<setting> (<reference pulled>)`."""
+    registry = values["images"]["registry"]
+    if not registry:
+        return []
+    settings = {"devicePlugin": "devicePlugin.image", "exporter": "exporter.image"}
+    return [f"{settings.get(name, name.replace('validation.', 'validation.images.', 1))}.digest "
+            f"({image_reference(image, registry)})" for name, image in deployed_images(values) if not image["digest"]]
+
+
+def digest_warning(values: dict[str, Any]) -> str | None:
+    """One warning naming each site image without a digest (docs/air-gapped.md asks for one), or None."""
+    missing = undigested(values)
+    if not missing:
+        return None
+    return (f"warning: {len(missing)} image(s) of the site registry have no digest, so no one can prove the copy there "
+            f"is the image the stack was reviewed with (docs/air-gapped.md): set {'; '.join(missing)}; read one on "
+            "the connected machine with `skopeo inspect --raw docker://<repository>:<tag> | sha256sum`")
+
+
 def planned_images(resources: list) -> set[str]:
     """Every container image of every workload in the planned resources, as the Pods would pull it."""
     found = set()

@@ -122,6 +122,7 @@ def _plan(stack: str, out_dir: Path, stack_file: Path | None, quiet: bool, pack_
     except ExtraResourcesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_CONFIG
+    from components.bundle.listing import digest_warning
     from components.cluster.values_contract import chart_values
     from components.plan.analyzer import PolicyPackError
     from components.plan.graph import mermaid
@@ -137,6 +138,9 @@ def _plan(stack: str, out_dir: Path, stack_file: Path | None, quiet: bool, pack_
     (out_dir / "chart-values.yaml").write_text(chart_values_text(stack, chart_values(spec, managed_by="Helm")))
     stack_resource = next(r for r in resources if r.type == "pulumi:pulumi:Stack")
     waves = stack_resource.outputs.get("waves", [])
+    warning = digest_warning(chart_values(spec, managed_by="Helm"))
+    if warning:
+        print(warning, file=sys.stderr)
     if not quiet:
         print(summary(stack, resources, report, waves, spec.canaries))
         print(f"wrote {relative(out_dir)}/"
