@@ -16,6 +16,7 @@ from components.config.packages import Source
 from components.host.commands import DEFAULT_STAGING, HostStep, host_steps, mirror_login_stdin
 from components.host.drain_steps import drain_steps
 from components.host.reboot_steps import reboot_wait
+from components.host.review import review_facts
 from components.host.run_agent import agent_environment
 from components.host.step_runner import destroy_command, step_command, step_stdin
 
@@ -32,6 +33,7 @@ class AscendHostArgs:
     spec: StackSpec
     node: NodeSpec
     after: Sequence[pulumi.Resource] = field(default_factory=tuple)
+    wave: int = 0
 
 
 def legacy_connection(spec: StackSpec, node: NodeSpec) -> remote.ConnectionArgs:
@@ -78,7 +80,9 @@ class AscendHost(pulumi.ComponentResource):
     def __init__(self, name: str, args: AscendHostArgs, opts: Optional[pulumi.ResourceOptions] = None):
         spec, node = args.spec, args.node
         facts = host_facts(spec, node)
-        super().__init__("ascend-npu:index:AscendHost", name, facts, opts)
+        # The review is an input alone: a preview shows it, and the state keeps it once (the outputs are the facts).
+        super().__init__("ascend-npu:index:AscendHost", name, {**facts, "review": review_facts(spec, node, args.wave)},
+                         opts)
         self._spec, self._node = spec, node
         after = list(args.after)
         staging, upload = uploads(spec)

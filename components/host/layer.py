@@ -32,13 +32,16 @@ def build_hosts(name: str, spec: StackSpec, parent: pulumi.Resource,
     waves = plan_waves(spec.nodes, spec.canaries, spec.rollout.max_parallel)
     hosts: dict[str, AscendHost] = {}
 
+    index = {node.name: k for k, wave in enumerate(waves) for node in wave}
+
     def build_wave(wave: Sequence[NodeSpec], after: list[pulumi.Resource]) -> list[pulumi.Resource]:
         for node in wave:
             # A renamed node keeps its steps: every child's name starts with the host's, so the SDK derives
             # each child's alias from these; without them the old steps are deleted, which runs the uninstaller
             # (rollout.uninstallOnDestroy) on a server that stays in the stack.
             aliases = [pulumi.Alias(name=f"{name}-{old}") for old in node.previous_names]
-            host = AscendHost(f"{name}-{node.name}", AscendHostArgs(spec=spec, node=node, after=after),
+            host = AscendHost(f"{name}-{node.name}", AscendHostArgs(spec=spec, node=node, after=after,
+                                                                                wave=index[node.name]),
                               opts=pulumi.ResourceOptions(parent=parent, aliases=aliases))
             hosts[node.name] = host
             on_host(node, host)

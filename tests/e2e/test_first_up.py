@@ -3,6 +3,7 @@ a no-op up, the state's size. world.py says what is simulated; milestones.py, wh
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -41,8 +42,12 @@ def test_preview_runs_the_pack_and_agrees_with_the_offline_plan(world: World, pa
     assert previewed == {(r["type"], r["name"]) for r in recorded}
     assert json.loads((tmp_path / "policy-report.json").read_text())["violations"] == []
     # `--json` leaves the pack's verdict out: the plain preview shows it, run as the pull-request check runs it.
-    plain = world.preview("--policy-pack", str(pack), extra_env={"PULUMI_SKIP_CHECKPOINTS": "true"})
+    plain = world.preview("--policy-pack", str(pack), "--diff", extra_env={"PULUMI_SKIP_CHECKPOINTS": "true"})
     assert f"✅ ascend-npu@v0.1.0 (local: {pack})" in plain.out, plain.out[-2000:]
+    # What the reviewer reads of each node, whole: its wave, and each package with its sum.
+    assert re.search(r'wave\s*: "0 \(canary\)"', plain.out), plain.out[-3000:]
+    for package in world.config()["packages"]["files"]:
+        assert f'"{package["sha256"]}"' in plain.out and f'"{package["file"]}"' in plain.out
 
 
 @pytest.mark.milestone("fresh")

@@ -27,6 +27,9 @@ KINDS = ("driver", "firmware", "toolkit", "kernels", "dockerRuntime")
 # What 0.1.0 -> 0.2.0 changes on each node (CHANGELOG.md): the host runner's contract 2 rewrites the line of every
 # host step, so each is updated once; verify's trigger moved to install's call, which makes it a replacement.
 CHANGED = {"install": "update", "verify": "replace", "destroy": "update"}
+# And each node's component gains the review a preview shows (its wave, packages with sums, drain): an update that
+# runs nothing, a component having no provider.
+REVIEWED = ("review",)
 
 
 def release_files(root: Path, commit: str) -> Path:
@@ -127,11 +130,14 @@ def test_the_release_before_installed_this_one_takes_over_reinstalling_nothing_a
                if r["urn"].endswith("-install"))
 
     # What a reviewer sees in between: each node's install, verify and destroy record, their line rewritten in the
-    # runner's contract 2, and nothing else: no drain, no label, no Kubernetes object, no wave.
+    # runner's contract 2, and its component's review, and nothing else: no drain, no label, no Kubernetes object, no
+    # wave.
     ops = preview_ops(world)
     moved = {name: op for name, op in ops.items() if op[0] != "same"}
     expected = {f"ascend-npu-{node}-{step}": op for node in FIRST_THREE for step, op in CHANGED.items()}
+    expected |= {f"ascend-npu-{node}": "update" for node in FIRST_THREE}
     assert {name: op for name, (op, _) in moved.items()} == expected, moved
+    assert all(moved[f"ascend-npu-{node}"][1] == REVIEWED for node in FIRST_THREE), moved
     for node in FIRST_THREE:
         assert "create" in moved[f"ascend-npu-{node}-install"][1] and "delete" in moved[f"ascend-npu-{node}-destroy"][1]
     shown = [f"{name.removeprefix('ascend-npu-')} {op} ({', '.join(reasons)})"
