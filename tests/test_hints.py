@@ -73,3 +73,9 @@ def test_the_helm_hint_shows_the_chart_and_values_relative_to_the_clone(capsys):
 def test_the_doctor_names_the_stack_it_checks():
     with running("make doctor", "lab"):
         assert "`make bundle STACK=lab CHECK=site`" in pull_fix()
+
+
+def test_the_chart_commands_name_the_chart_relative_to_the_clone(capsys):
+    from components.chart.__main__ import main as chart
+    assert chart(["check"]) == 0
+    assert capsys.readouterr().out == "charts/ascend-npu matches the generator\n"

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from components.chart.writer import CHART_DIR, DIST_DIR, drift, package_chart, write_chart
+from components.config.invocation import relative
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,16 +31,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "check":
         problems = drift(args.chart_dir)
         for problem in problems:
-            print(f"{args.chart_dir}: {problem}", file=sys.stderr)
+            print(f"{relative(args.chart_dir)}: {problem}", file=sys.stderr)
         if problems:
             print("the chart differs from the generator; run `make chart`", file=sys.stderr)
             return 1
-        print(f"{args.chart_dir} matches the generator")
+        print(f"{relative(args.chart_dir)} matches the generator")
         return 0
     written = write_chart(args.chart_dir)
-    print(f"wrote {len(written)} files to {args.chart_dir} in {time.monotonic() - started:.2f}s")
+    print(f"wrote {len(written)} files to {relative(args.chart_dir)} in {time.monotonic() - started:.2f}s")
     if args.command == "package":
-        print(f"packaged {package_chart(args.chart_dir, args.dist_dir)}")
+        print(f"packaged {relative(package_chart(args.chart_dir, args.dist_dir))}")
     return 0
 
 
