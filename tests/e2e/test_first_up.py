@@ -19,6 +19,12 @@ from tests.e2e.sockets import Peak
 from tests.e2e.world import NAMESPACE, STACK, World
 
 
+def recorded_packages(resources: list[dict]) -> list[dict]:
+    """Every package the planned nodes' reviews list."""
+    return [package for r in resources if r["type"] == "ascend-npu:index:AscendHost"
+            for package in r["inputs"]["review"]["packages"]]
+
+
 def urn_names(steps: list[dict]) -> set[tuple[str, str]]:
     return {(step["urn"].split("::")[-2].split("$")[-1], step["urn"].split("::")[-1]) for step in steps}
 
@@ -42,12 +48,15 @@ def test_preview_runs_the_pack_and_agrees_with_the_offline_plan(world: World, pa
     assert previewed == {(r["type"], r["name"]) for r in recorded}
     assert json.loads((tmp_path / "policy-report.json").read_text())["violations"] == []
     # `--json` leaves the pack's verdict out: the plain preview shows it, run as the pull-request check runs it.
-    plain = world.preview("--policy-pack", str(pack), "--diff", extra_env={"PULUMI_SKIP_CHECKPOINTS": "true"})
+    plain = world.preview("--policy-pack", str(pack), extra_env={"PULUMI_SKIP_CHECKPOINTS": "true"})
     assert f"✅ ascend-npu@v0.1.0 (local: {pack})" in plain.out, plain.out[-2000:]
-    # What the reviewer reads of each node, whole: its wave, and each package with its sum.
-    assert re.search(r'wave\s*: "0 \(canary\)"', plain.out), plain.out[-3000:]
-    for package in world.config()["packages"]["files"]:
-        assert f'"{package["sha256"]}"' in plain.out and f'"{package["file"]}"' in plain.out
+    # What the reviewer reads of each node with --diff (preview.yml's diff: true), whole: its wave, and each
+    # package it installs with its sum.
+    diff = world.preview("--policy-pack", str(pack), "--diff", extra_env={"PULUMI_SKIP_CHECKPOINTS": "true"})
+    assert re.search(r'wave\s*: "0 \(canary\)"', diff.out), diff.out[-3000:]
+    for package in recorded_packages(recorded):
+        assert re.search(rf'file\s*: "{re.escape(package["file"])}"', diff.out), package
+        assert re.search(rf'sha256: "{package["sha256"]}"', diff.out), package
 
 
 @pytest.mark.milestone("fresh")
@@ -70,7 +79,8 @@ def test_a_preview_that_cannot_reach_its_cluster_fails_with_one_line(world: Worl
     [line] = [x.strip() for x in run.out.splitlines() if "cluster.kubeContext" in x]
     print(f"e2e: {line}")
     assert run.code != 0 and f"KUBECONFIG={gone}" in line and "did not answer" in line
-    assert "Resources:" not in run.out and not any(map(world.install_starts, world.nodes))
+    # Refused before the program registered anything but the stack.
+    assert "ascend-npu:index:AscendNpuPlatform" not in run.out and not any(map(world.install_starts, world.nodes))
 
 
 @pytest.mark.milestone("fresh")
