@@ -7,6 +7,11 @@ ControlPath answers skips its own connect) and end with their own exit codes. Th
 login succeeded (ssh.c L1681 ssh_login before L2145 muxserver_listen), so a socket that exists is a connection
 that works; a master that cannot connect exits, its reason in its log. It dies with this process, as every `ssh`
 of a step does, and removes its socket when it ends (mux.c L1322-1325).
+
+Behind a bastion the master's hop is its ProxyCommand, a child that holds the connection to the bastion. ssh sends
+it SIGHUP only when ssh ends on its own or by fatal() (ssh.c L1722, clientloop.c L2691-2697); a master stopped while
+it logs in (SIGTERM's default action) or killed leaves the hop, and its connection, behind. So the master leads a
+process group of its own, and is stopped with its whole group.
 """
 from __future__ import annotations
 
@@ -64,10 +69,11 @@ class Master:
         with open(self.log, "ab") as log:
             self._proc = subprocess.Popen([self._argv[0], "-M", "-N", *self._options(True), *self._argv[1:]],
                                           env=self._env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                          stderr=log, preexec_fn=self._preexec)
+                                          stderr=log, preexec_fn=self._preexec, start_new_session=True)
         deadline = time.monotonic() + min(limit, LOGIN_BOUND_S)
         while not self.socket.exists():
             if self._proc.poll() is not None:
+                self.stop()
                 return "ssh exited 255"
             if time.monotonic() > deadline:
                 self.stop()
@@ -80,15 +86,23 @@ class Master:
         return taken(self.log)
 
     def stop(self) -> None:
-        """Close the connection (the master ends and removes its socket)."""
+        """Close the connection: the master and its hop end (the whole group), and its socket is gone."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            _signal_group(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            _signal_group(proc.pid, signal.SIGKILL)  # a hop that outlived its master
         if self.socket.exists():
             os.unlink(self.socket)
+
+
+def _signal_group(leader: int, sig: signal.Signals) -> None:
+    """SIG to the process group LEADER started, whatever of it is left."""
+    try:
+        os.killpg(leader, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
