@@ -90,12 +90,12 @@ def serve(directory: Path, login: str | None) -> tuple[ThreadingHTTPServer, str]
     return server, f"http://127.0.0.1:{server.server_address[1]}/ascend"
 
 
-@pytest.fixture(params=["", "/ascend"], ids=["host", "harbor-project"])
+@pytest.fixture
 def site(registry, tmp_path, request) -> Iterator[dict]:
-    """The dev stack on the loopback registry (its device plugin pinned by digest), at its root or under a project
-    path as Harbor keeps one, and mirror, both holding it all."""
+    """The dev stack on the loopback registry (its device plugin pinned by digest), at its root or (parametrized)
+    under a project path as Harbor keeps one, and mirror, both holding it all."""
     plugin, digest = oci_archive(tmp_path, "plugin", "v6.0.0")
-    config = with_site("dev", {"registry": registry + request.param})
+    config = with_site("dev", {"registry": registry + getattr(request, "param", "")})
     files = config["config"]["ascend-npu:packages"]["files"]
     for pkg in files:
         pkg["sha256"] = hashlib.sha256(f"installer {pkg['file']}\n".encode()).hexdigest()
@@ -141,6 +141,7 @@ def with_packages(site: dict, name: str, packages: dict) -> Path:
 
 @needs_skopeo
 @needs_registry
+@pytest.mark.parametrize("site", ["", "/ascend"], ids=["host", "harbor-project"], indirect=True)
 def test_a_site_that_holds_everything_passes(site):
     code, text = check(site["stack_file"], "--check", "site")
     manifest = site["manifest"]
