@@ -27,6 +27,17 @@ def answer(endpoint: Endpoint) -> None:
     Api(endpoint, timeout=ANSWER_TIMEOUT).call("GET", PROBE)
 
 
+def refusal(err: ApiError, server: str) -> str:
+    """What the API server did instead of answering, after its address."""
+    if err.status == 401:
+        return ("refused the kubeconfig's credentials (HTTP 401): renew them (a token, a certificate, the exec "
+                "plugin's login)")
+    if err.status:
+        return f"answered HTTP {err.status}: {err.message}"
+    reason = err.message.removeprefix(f"the API server {server} did not answer: ")
+    return f"did not answer ({reason}; waited at most {ANSWER_TIMEOUT} s)"
+
+
 def cluster_problems(spec: StackSpec, environ: Optional[Mapping[str, str]] = None,
                      probe: Callable[[Endpoint], None] = answer) -> list[Problem]:
     """One line when the stack's context is missing or its API server does not answer; nothing when it does."""
@@ -40,13 +51,8 @@ def cluster_problems(spec: StackSpec, environ: Optional[Mapping[str, str]] = Non
     try:
         probe(endpoint)
     except ApiError as err:
-        said = ("refused the kubeconfig's credentials (HTTP 401): renew them (a token, a certificate, the exec "
-                "plugin's login)" if err.status == 401 else f"answered HTTP {err.status}: {err.message}"
-                if err.status else "did not answer ("
-                f"{err.message.removeprefix(f'the API server {endpoint.server} did not answer: ')}; waited at most "
-                f"{ANSWER_TIMEOUT} s)")
         return [Problem(FIELD, f"context {endpoint.context!r} of {where(environ)}: the API server {endpoint.server} "
-                               f"{said}")]
+                               f"{refusal(err, endpoint.server)}")]
     except KubeconfigError as err:
         return [Problem(FIELD, f"{err} ({where(environ)})")]
     return []

@@ -135,10 +135,11 @@ def _plan(stack: str, out_dir: Path, stack_file: Path | None, quiet: bool, pack_
     (out_dir / "resources.json").write_text(json.dumps([r.public() for r in resources], indent=1, sort_keys=True))
     (out_dir / "policy-report.json").write_text(json.dumps(report, indent=1, sort_keys=True))
     (out_dir / "graph.mmd").write_text(mermaid(resources))
-    (out_dir / "chart-values.yaml").write_text(chart_values_text(stack, chart_values(spec, managed_by="Helm")))
+    values = chart_values(spec, managed_by="Helm")
+    (out_dir / "chart-values.yaml").write_text(chart_values_text(stack, values))
     stack_resource = next(r for r in resources if r.type == "pulumi:pulumi:Stack")
     waves = stack_resource.outputs.get("waves", [])
-    warning = digest_warning(chart_values(spec, managed_by="Helm"))
+    warning = digest_warning(values)
     if warning:
         print(warning, file=sys.stderr)
     if not quiet:

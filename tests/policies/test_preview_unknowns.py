@@ -54,3 +54,9 @@ def test_a_stack_that_reboots_plans_without_an_advisory(tmp_path, capsys):
     waits = [r for r in json.loads((tmp_path / "resources.json").read_text()) if r["name"].endswith("-reboot-wait")]
     assert len(waits) == 2 and all(w["inputs"]["environment"] == {"ASCEND_NPU_REBOOT_FROM": "[unknown]"}
                                    for w in waits)
+
+
+def test_the_packs_data_keys_are_the_runners_own(pack_module):
+    """The pack runs apart from the program: its name for the reboot wait's boot is the runner contract's."""
+    from components.runner.contract import REBOOT_FROM
+    assert pack_module("model.preview").DATA_KEYS == {REBOOT_FROM}
