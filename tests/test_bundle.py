@@ -63,9 +63,9 @@ def test_packages_are_those_of_the_stacks_chips_and_architectures(tmp_path):
     files = config["config"]["ascend-npu:packages"]["files"]
     config["config"]["ascend-npu:packages"]["files"] = files + [
         {"kind": "driver", "chip": "910", "arch": "x86_64",
-         "file": "Ascend-hdk-910-npu-driver_24.1.rc2_linux-x86-64.run", "sha256": "ab" * 32}]
+         "file": "Ascend-hdk-910-npu-driver_25.5.0_linux-x86-64.run", "sha256": "ab" * 32}]
     listed = {p["file"] for p in manifest_of(config, tmp_path, "extra")["packages"]}
-    assert "Ascend-hdk-910-npu-driver_24.1.rc2_linux-x86-64.run" not in listed  # no 910 node in the stack
+    assert "Ascend-hdk-910-npu-driver_25.5.0_linux-x86-64.run" not in listed  # no 910 node in the stack
     assert listed == {f["file"] for f in files}
 
 
@@ -237,7 +237,7 @@ def test_make_bundle_as_the_docs_run_it(tmp_path):
     out = ROOT / "build" / "prod" / "bundle"
     assert "bundle of stack prod: 4 images, 10 packages" in made.stdout
     # prod's 310P validation image is built at the site: listed, checked at the site, not carried
-    assert "registry.prod.corp.example/ascend/cann:8.0.0-310p-ubuntu22.04-py3.10 (already in the site registry" \
+    assert "registry.prod.corp.example/ascend/cann:9.1.0-310p-ubuntu22.04-py3.12 (already in the site registry" \
         in made.stdout
     assert (out / "images.txt").read_text().count("\n") == 3 and (out / "packages.sha256").read_text().count("\n") == 10
     checked = subprocess.run(["make", "--no-print-directory", "bundle", "STACK=prod", f"CHECK={tmp_path}"], cwd=ROOT,
@@ -281,7 +281,7 @@ def test_an_image_already_at_the_site_is_listed_and_not_carried_and_its_own_regi
     images = {i["name"]: i for i in manifest_of(config, tmp_path, "own")["images"]}
     own, site_built = images["validation.910B"], images["validation.310P"]
     assert own["source"].startswith("quay.io/ascend/cann@sha256:") and own["carried"]
-    assert own["target"] == "cann.mirror.example/ascend/cann:8.0.0-910b-ubuntu22.04-py3.10"
+    assert own["target"] == "cann.mirror.example/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12"
     assert not site_built["carried"] and site_built["target"].startswith("registry.prod.corp.example/ascend/cann:")
     lines = (tmp_path / "own-bundle" / "images.txt").read_text().splitlines()
     assert len(lines) == 3 and not any("310p" in line for line in lines)

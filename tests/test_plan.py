@@ -173,14 +173,23 @@ RELEASE_CASES = [(plugin, exporter, False) for plugin in known_releases("device-
 RELEASE_CASES += [(plugin, plugin, True) for plugin in known_releases("device-plugin")]
 
 
+def _kept(tag: str, prod_release: str) -> dict:
+    """The releaseOverride an agent of another MindCluster release than prod's needs, or nothing."""
+    return {} if tag == prod_release else {"releaseOverride": {
+        "tag": tag, "release": tag, "reason": "kept on another MindCluster release on purpose, OPS-5121"}}
+
+
 @pytest.mark.parametrize("plugin,exporter,volcano", RELEASE_CASES)
 def test_every_catalogued_release_plans_clean_through_the_pack(tmp_path, plugin, exporter, volcano):
-    """prod (910B and 310P, containerd and Docker) moved to each catalogued release by its image tags alone."""
-    images = {key: {**load_stack("prod")["config"][f"ascend-npu:{key}"]["image"], "tag": tag}
+    """prod (910B and 310P, containerd and Docker) moved to each catalogued release by its image tags, an agent off
+    prod's MindCluster release (26.1.0) kept by its releaseOverride."""
+    config = load_stack("prod")["config"]
+    agents = {key: {**config[f"ascend-npu:{key}"], "image": {**config[f"ascend-npu:{key}"]["image"], "tag": tag},
+                    **_kept(tag, "v26.1.0")}
               for key, tag in (("devicePlugin", plugin), ("exporter", exporter))}
-    stack = patched(load_stack("prod"), {"set": {"ascend-npu:devicePlugin.image": images["devicePlugin"],
-                                                 "ascend-npu:devicePlugin.volcano": volcano,
-                                                 "ascend-npu:exporter.image": images["exporter"]}})
+    stack = patched(load_stack("prod"), {"set": {"ascend-npu:devicePlugin": {**agents["devicePlugin"],
+                                                                             "volcano": volcano},
+                                                 "ascend-npu:exporter": agents["exporter"]}})
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
         code = plan("release", tmp_path, write_stack(stack, tmp_path, "release"))
     report = json.loads((tmp_path / "policy-report.json").read_text())

@@ -58,7 +58,8 @@ def test_no_stack_file_holds_a_secret_in_clear():
     ("7.3.0.1.231", "24.1.rc2", "8.0.RC3", True),
     ("7.3.0.1.231", "24.1.RC2", "8.0.rc3", True),
     ("7.1.0.6.220", "24.1.rc1", "8.0.RC2", True),
-    ("6.4.0.4.220", "23.0.rc3", "7.0.RC1", True),
+    ("7.8.0.5.216", "25.5.0", "9.1.0", True),
+    ("7.8.0.5.216", "25.0.rc1", "9.1.0", False),
     ("7.7.0.1.231", "25.0.rc1", "8.2.RC1", True),
     ("7.8.0.5.216", "25.5.0", "8.5.0", True),
     ("6.3.3", "23.0.rc3", "8.0.RC1", False),
@@ -175,6 +176,7 @@ def test_job_images_default_to_the_catalogued_cann_image_of_each_chip():
     assert job_image(spec.validation.images, "8.1.RC1", "310P") == spec.validation.images[Chip.A310P]
     unnamed = Validation()
     assert check_validation_images(unnamed, spec.nodes, spec.versions.model_copy(update={"cann": "8.2.RC1"})) == []
-    [problem] = check_validation_images(unnamed, spec.nodes, spec.versions)
-    assert problem.field == "validation.images.310P" and "310P images for CANN 8.1.RC1, 8.2.RC1" in problem.message
+    [problem] = check_validation_images(unnamed, spec.nodes, spec.versions.model_copy(update={"cann": "8.0.0"}))
+    assert problem.field == "validation.images.310P" and "310P images for CANN 8.1.RC1, 8.2.RC1, 8.5.0, 9.0.0" \
+        in problem.message
     assert check_validation_images(Validation(enabled=False), spec.nodes, spec.versions) == []

@@ -20,6 +20,7 @@ from components.cluster.values_contract import chart_values
 from components.config import StackSpec
 from components.config.hosts import NodeSpec
 from components.config.registry import CREATED_SECRET
+from components.config.release_set import AGENTS, release_set
 from components.labels.contract import LabelCall
 
 
@@ -51,6 +52,18 @@ def stated_registries(values: dict[str, Any]) -> Optional[dict[str, Any]]:
     return {"images": {"registry": site, "registries": sorted({site, *own})}}
 
 
+def stated_exceptions(spec: StackSpec) -> Optional[dict[str, Any]]:
+    """`{"mindClusterExceptions": [{component, tag, reason}]}` for each agent kept from another MindCluster release
+    by its `releaseOverride` (policies: mindcluster-release-set), or None."""
+    chosen = release_set(spec.versions)
+    agents = {"devicePlugin": spec.device_plugin, "exporter": spec.exporter if spec.exporter.enabled else None}
+    kept = [{"component": AGENTS[key], "tag": agent.image.tag, "reason": agent.release_override.reason}
+            for key, agent in agents.items()
+            if agent is not None and agent.release_override is not None
+            and agent.release != chosen.component(AGENTS[key])]
+    return {"mindClusterExceptions": kept} if kept else None
+
+
 def _check_node(nodes: Mapping[str, NodeSpec], node: str, labelled: Mapping[str, object]) -> NodeSpec:
     """The spec of a node about to be labelled; an unknown or already labelled node is a wiring error."""
     if node not in nodes:
@@ -69,7 +82,7 @@ class AscendCluster(pulumi.ComponentResource):
         # Only a stack with images.registry states where its images come from (policies: allowed-registries); a
         # resource policy reads a component's inputs, a stack policy its outputs: both carry the statement.
         values = chart_values(args.spec)
-        stated = stated_registries(values)
+        stated = {**(stated_registries(values) or {}), **(stated_exceptions(args.spec) or {})} or None
         super().__init__("ascend-npu:index:AscendCluster", name, stated, opts)
         self._name, self._spec, self._taint_nodes = name, args.spec, args.taint_nodes
         self._registry = args.registry or operands.REGISTRY

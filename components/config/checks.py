@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, Optional
 from urllib.parse import urlsplit
 
 from components.config.compatibility import load_matrix
@@ -23,7 +23,9 @@ from components.config.packages import (
     versions_match,
 )
 from components.config.problems import Problem
+from components.config.release_set import check_release_set
 from components.config.validation_images import check_validation_images
+from components.releases.catalog import known_releases
 
 
 def check_package_source(packages) -> list[Problem]:
@@ -130,6 +132,47 @@ def check_compatibility(versions) -> list[Problem]:
     return []
 
 
+INSTALLER_KINDS = {"firmware": ("npu-firmware", "firmware"), "driver": ("npu-driver", "driver"),
+                   "cann": ("cann", "CANN")}
+
+
+def catalogued(component: str, version: str) -> Optional[str]:
+    """The catalogued release a version is (case aside), or None."""
+    return next((r for r in known_releases(component) if r.lower() == version.lower()), None)
+
+
+def check_installer_releases(versions) -> list[Problem]:
+    """Firmware, driver and CANN are catalogued installer releases, or an override names the release each runs as."""
+    problems = []
+    overrides: dict[str, tuple[int, Any]] = {}
+    for i, override in enumerate(versions.release_overrides):
+        if override.kind in overrides:
+            problems.append(Problem(f"versions.releaseOverrides[{i}].kind", f"a second override of {override.kind} "
+                                    f"(the first is releaseOverrides[{overrides[override.kind][0]}]); keep one"))
+        overrides.setdefault(override.kind, (i, override))
+    for kind, (component, what) in INSTALLER_KINDS.items():
+        version, known = getattr(versions, kind), known_releases(component)
+        if kind not in overrides:
+            if catalogued(component, version) is None:
+                problems.append(Problem(f"versions.{kind}", f"{what} {version} is not in the release catalog "
+                                        f"(components/releases/{component}.yaml): its installer's flags, exit codes "
+                                        f"and records are not known here, and it is not run with another release's. "
+                                        f"Write one of {', '.join(known)}, or add versions.releaseOverrides [{{kind: "
+                                        f"{kind}, version: {version}, release: <one of those>, reason: ...}}]"))
+            continue
+        i, override = overrides[kind]
+        at = f"versions.releaseOverrides[{i}]"
+        if override.version.lower() != version.lower():
+            problems.append(Problem(f"{at}.version", f"names {override.version} but versions.{kind} is {version}; "
+                                                     "name the deployed version"))
+        elif catalogued(component, version) is not None:
+            problems.append(Problem(at, f"{what} {version} is catalogued; remove the override"))
+        elif catalogued(component, override.release) is None:
+            problems.append(Problem(f"{at}.release", f"'{override.release}' is not a catalogued {what} release; "
+                                                     f"write one of {', '.join(known)}"))
+    return problems
+
+
 def check_ssh_secret(ssh, has_key: bool, key_is_secret: bool, stack: str = "<stack>") -> list[Problem]:
     """A private key is a Pulumi secret, or the agent is used; not both, not neither."""
     if has_key and not key_is_secret:
@@ -172,6 +215,8 @@ def run_checks(parsed: dict[str, Any], has_key: bool, key_is_secret: bool, stack
         problems += check_ssh_secret(parsed["ssh"], has_key, key_is_secret, stack)
     if "versions" in parsed:
         problems += check_compatibility(parsed["versions"])
+        problems += check_installer_releases(parsed["versions"])
+        problems += check_release_set(parsed)
         if "validation" in parsed:
             problems += check_validation_images(parsed["validation"], nodes, parsed["versions"])
         if "frameworks" in parsed:

@@ -19,6 +19,7 @@ from components.config.packages import Packages
 from components.config.problems import NAMESPACE, Problem, SpecError, field_path, from_validation_error, with_node_names
 from components.config.redact import preview_key
 from components.config.registry import Images, check_registry_credentials
+from components.config.release_set import with_set_images
 from components.config.validation_images import canaries_per_chip, job_nodes, parsed_job_image
 from components.config.versions import Versions
 
@@ -169,7 +170,7 @@ def parse_sections(raw: dict[str, Any], secret_sections: Collection[str] = ()) -
         hint = f"; nest it under {NAMESPACE}:{name.split('.')[0]}" if name.split(".")[0] in KEYS_BY_NAME else ""
         problems.append(Problem(preview_key(name), f"unknown config key; the keys are: {', '.join(KEYS_BY_NAME)}"
                                                    f"{hint}"))
-    return parsed, problems
+    return with_set_images(parsed), problems
 
 
 def parse_stack(raw: dict[str, Any], private_key: Any = None, private_key_is_secret: bool = True,

@@ -46,9 +46,18 @@ def host_facts(spec: StackSpec, node: NodeSpec) -> dict:
     override = spec.versions.compatibility_override
     return {"node": node.name, "chip": node.chip.value, "arch": node.arch.value, "npuCount": node.npu_count,
             "containerRuntime": node.container_runtime.value,
-            "versions": {"firmware": spec.versions.firmware, "driver": spec.versions.driver,
-                         "cann": spec.versions.cann, "dockerRuntime": spec.versions.docker_runtime},
-            "compatibilityOverride": {"reason": override.reason} if override else None}
+            "versions": {"mindCluster": spec.versions.mind_cluster, "firmware": spec.versions.firmware,
+                         "driver": spec.versions.driver, "cann": spec.versions.cann,
+                         "dockerRuntime": spec.versions.docker_runtime},
+            "compatibilityOverride": _override_facts(override)}
+
+
+def _override_facts(override) -> Optional[dict]:
+    """The override's reason, and the runtime of another MindCluster release it keeps, when it names one."""
+    if override is None:
+        return None
+    return {"reason": override.reason, **({"dockerRuntime": override.docker_runtime} if override.docker_runtime
+                                          else {})}
 
 
 def _verified(stdout: Optional[str]) -> dict:

@@ -103,6 +103,11 @@ def write(root: Path, kind: str, version: str, arch: str, scene: str = "containe
             latest = base.parent / "latest"
             latest.unlink(missing_ok=True)
             latest.symlink_to(version)
+    elif kind == "kernels" and cann_home(root, version).name == "cann":
+        # From 8.5 the operator package (Ascend-cann-<chip>-ops) records itself beside the toolkit (CANN 8.5.0 release
+        # notes; cann/<arch>-linux/ascend_ops_install.info in the CANN repositories' install checks).
+        _write(cann_home(root, version) / f"{arch}-linux/ascend_ops_install.info", [
+            ("package_name", "Ascend-cann-ops"), ("version", version), ("arch", arch), ("os", "linux")])
     elif kind == "kernels":
         # Kernels record an internal build number as Version and the CANN release as version_dir.
         _write(cann_home(root, version) / "opp_kernel/version.info", [
@@ -169,9 +174,11 @@ def installed(root: Path, kind: str, arch: str) -> str | None:
         return _read(home / kind / "version.info", "Version")
     if kind == "dockerRuntime":
         return _read(home / "Ascend-Docker-Runtime/ascend_docker_runtime_install.info", "version")
+    if kind == "kernels":
+        return (_read(home / "ascend-toolkit/latest/opp_kernel/version.info", "version_dir")
+                or _read(home / f"cann/{arch}-linux/ascend_ops_install.info", "version"))
     for base in (home / "ascend-toolkit/latest", home / "cann"):
-        found = (_read(base / f"{arch}-linux/ascend_toolkit_install.info", "version") if kind == "toolkit"
-                 else _read(base / "opp_kernel/version.info", "version_dir"))
+        found = _read(base / f"{arch}-linux/ascend_toolkit_install.info", "version")
         if found:
             return found
     return None
@@ -187,8 +194,8 @@ def remove(root: Path, kind: str, arch: str) -> None:
     elif kind == "dockerRuntime":
         shutil.rmtree(home / "Ascend-Docker-Runtime", ignore_errors=True)
     elif kind == "kernels":
-        for base in (home / "ascend-toolkit/latest", home / "cann"):
-            shutil.rmtree(base / "opp_kernel", ignore_errors=True)
+        shutil.rmtree(home / "ascend-toolkit/latest/opp_kernel", ignore_errors=True)
+        (home / f"cann/{arch}-linux/ascend_ops_install.info").unlink(missing_ok=True)
     else:
         for base in (home / "ascend-toolkit", home / "cann"):
             shutil.rmtree(base, ignore_errors=True)

@@ -38,30 +38,44 @@ def _set(stack: str, **sections: Any) -> Callable[[], dict[str, Any]]:
 
 
 MINDCLUSTER = "swr.cn-south-1.myhuaweicloud.com/ascendhub"
+AHEAD = {"tag": "v26.1.0", "release": "v26.1.0", "reason": "one agent of MindCluster 26.1.0 tried ahead, OPS-5120"}
+BEHIND = {"tag": "v6.0.0", "release": "v6.0.0", "reason": "agents kept on MindCluster 6.0.0 until OPS-5121 lands"}
+
+
+def _v6(**sections: Any) -> Callable[[], dict[str, Any]]:
+    """prod with both agents kept at v6.0.0 by their releaseOverride (the v6.0.0 manifests' reference), and SECTIONS."""
+    agents = {"devicePlugin": {"image": {"repository": f"{MINDCLUSTER}/ascend-k8sdeviceplugin", "tag": "v6.0.0"},
+                               "releaseOverride": BEHIND},
+              "exporter": {"image": {"repository": f"{MINDCLUSTER}/npu-exporter", "tag": "v6.0.0"},
+                           "releaseOverride": BEHIND}}
+    return _set("prod", **{key: {**agents.get(key, {}), **sections.get(key, {})} for key in {*agents, *sections}})
 VARIANTS: dict[str, Callable[[], dict[str, Any]]] = {
     "dev": lambda: stack_raw("dev"),
     "prod": lambda: stack_raw("prod"),
-    "prod-exporter-off": _set("prod", exporter={"enabled": False}),
+    "prod-v6": _v6(),
+    "prod-exporter-off": _v6(exporter={"enabled": False}),
     "prod-operator-off": _set("prod", monitoring={"prometheusOperator": False, "grafanaDashboard": False,
                                                      "extraLabels": {}}),
     "dev-operator-on": _set("dev", monitoring={"prometheusOperator": True}),
     "dev-dashboard-sa": _set("dev", dashboardAccess={"enabled": True, "serviceAccount": "kubernetes-dashboard"}),
     "dev-ascend-default": _set("dev", cluster={"ascendDefaultRuntime": True}),
     # A digest pins what is pulled; the tag beside it names the release whose flags the binary defines.
-    "prod-volcano-digest": _set("prod", validation={"enabled": False}, devicePlugin={
+    "prod-volcano-digest": _v6(validation={"enabled": False}, devicePlugin={
         "volcano": True, "image": {"repository": f"{MINDCLUSTER}/ascend-k8sdeviceplugin", "tag": "v6.0.0",
                                    "digest": "sha256:" + "4e" * 32}}),
-    # The dev stack with only the device plugin's image tag moved to the next catalogued release.
+    # The dev stack with only the device plugin's image tag moved to the next catalogued release (another MindCluster
+    # release than the stack's: kept by its releaseOverride, as a site trying one agent ahead would).
     "dev-plugin-v26": _set("dev", devicePlugin={"image": {"repository": f"{MINDCLUSTER}/ascend-k8sdeviceplugin",
-                                                          "tag": "v26.1.0"}}),
-    # prod (910B on containerd, 310P on Docker) with the device plugin at v26.1.0: its detector needs Docker's socket.
+                                                          "tag": "v26.1.0"}, "releaseOverride": AHEAD}),
+    # prod (910B on containerd, 310P on Docker) with the device plugin at v26.1.0 (its set's, pinned by another
+    # digest): its detector needs Docker's socket.
     "prod-plugin-v26": _set("prod", devicePlugin={"image": {"repository": f"{MINDCLUSTER}/ascend-k8sdeviceplugin",
                                                            "tag": "v26.1.0", "digest": "sha256:" + "5a" * 32}}),
     "dev-exporter-v26": _set("dev", exporter={"image": {"repository": f"{MINDCLUSTER}/npu-exporter",
-                                                        "tag": "v26.1.0"}}),
+                                                        "tag": "v26.1.0"}, "releaseOverride": AHEAD}),
     # An air-gapped site: every image from its registry (the exporter's from one of its own), an existing pull Secret.
     "prod-site-registry": _set("prod", images={"registry": "registry.site.example:5000", "pullSecret": "site-pull"},
-                               exporter={"image": {"repository": f"{MINDCLUSTER}/npu-exporter", "tag": "v6.0.0",
+                               exporter={"image": {"repository": f"{MINDCLUSTER}/npu-exporter", "tag": "v26.1.0",
                                                    "registry": "exporter.mirror.example"}}),
     # A rebuilt image under the organisation's own tag, rendered as the release it was built from.
     "dev-plugin-override": _set("dev", devicePlugin={

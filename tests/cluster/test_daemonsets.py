@@ -50,9 +50,9 @@ def test_every_daemonset_is_a_well_behaved_node_agent(objects, variant):
 
 
 def test_device_plugin_per_chip_on_exactly_that_chips_nodes(objects, specs):
-    plugins = [ds for ds in of_kind(objects["prod"], "DaemonSet")
+    plugins = [ds for ds in of_kind(objects["prod-v6"], "DaemonSet")
                if ds["metadata"]["labels"]["app.kubernetes.io/component"] == "device-plugin"]
-    spec = specs["prod"]
+    spec = specs["prod-v6"]
     by_chip = {ds["metadata"]["labels"]["ascend-npu.io/chip"]: ds for ds in plugins}
     assert set(by_chip) == {"910B", "310P"}
     for chip, ds in by_chip.items():
@@ -63,7 +63,7 @@ def test_device_plugin_per_chip_on_exactly_that_chips_nodes(objects, specs):
 
 def test_device_plugin_v6_as_the_official_manifest_runs_it(objects, values):
     """v6.0.0 defines no healthz flag and serves no HTTP endpoint: no such flag, no port, no probe."""
-    ds = one(objects["prod"], "DaemonSet", "ascend-device-plugin-910b")
+    ds = one(objects["prod-v6"], "DaemonSet", "ascend-device-plugin-910b")
     spec, container = pod_spec(ds), pod_spec(ds)["containers"][0]
     assert spec["priorityClassName"] == "system-node-critical" and "hostPID" not in spec
     assert container["securityContext"]["privileged"] is True
@@ -79,7 +79,8 @@ def test_device_plugin_v6_as_the_official_manifest_runs_it(objects, values):
     assert {m["name"] for m in container["volumeMounts"]} == set(hosts)
     image, site = values["prod"]["devicePlugin"]["image"], values["prod"]["images"]["registry"]
     path = image["repository"].split("/", 1)[1]  # pulled from the stack's site registry, path and digest kept
-    assert container["image"] == f"{site}/{path}:v6.0.0@{image['digest']}"
+    prod = pod_spec(one(objects["prod"], "DaemonSet", "ascend-device-plugin-910b"))["containers"][0]
+    assert prod["image"] == f"{site}/{path}:v26.1.0@{image['digest']}"
 
 
 def test_device_plugin_v26_serves_healthz_on_slash(objects):
@@ -193,7 +194,7 @@ def test_device_plugin_v26_mounts_dockers_socket_on_docker_nodes_only(objects, s
 
 def test_device_plugin_v6_is_one_daemonset_per_chip_on_either_engine(objects, specs):
     """v6.0.0 has no duplicate-NPU detector: no engine split, no engine socket, Docker nodes included."""
-    plugins, spec = device_plugins(objects["prod"]), specs["prod"]
+    plugins, spec = device_plugins(objects["prod-v6"]), specs["prod-v6"]
     assert list(plugins) == ["ascend-device-plugin-910b", "ascend-device-plugin-310p"]
     assert selected(plugins["ascend-device-plugin-310p"], spec) == {
         n.name for n in spec.nodes if n.container_runtime.value == "docker"}

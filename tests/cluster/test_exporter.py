@@ -36,7 +36,7 @@ def test_one_daemonset_per_engine_with_its_mode_and_sockets(objects, specs):
 
 
 def test_exporter_pod_as_facts_describe(objects):
-    ds = exporters(objects["prod"])["containerd"]
+    ds = exporters(objects["prod-v6"])["containerd"]
     spec, container = pod_spec(ds), pod_spec(ds)["containers"][0]
     assert spec["automountServiceAccountToken"] is False
     assert spec["priorityClassName"] == "ascend-npu-node-agent"

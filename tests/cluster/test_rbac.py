@@ -40,7 +40,7 @@ def test_no_wildcards_and_no_admin_roles(objects, variant):
 
 
 def test_device_plugin_cluster_role_is_the_manifest_minus_configmaps(objects):
-    cluster_role = one(objects["prod"], "ClusterRole", "ascend-npu-device-plugin")
+    cluster_role = one(objects["prod-v6"], "ClusterRole", "ascend-npu-device-plugin")
     assert grants(cluster_role) == PLUGIN_CLUSTER_GRANTS
     assert all(rule["apiGroups"] == [""] for rule in cluster_role["rules"])
 

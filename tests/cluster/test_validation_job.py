@@ -20,8 +20,8 @@ def test_one_job_per_chip_each_with_one_npu_of_its_chip_on_its_canary(objects):
     by_chip = jobs(objects["prod"])
     assert set(by_chip) == {"910B", "310P"}
     for chip, canary, resource, image in (
-            ("910B", "train-01.prod.corp.example", "huawei.com/Ascend910", "8.0.0-910b-ubuntu22.04-py3.10"),
-            ("310P", "infer-01.prod.corp.example", "huawei.com/Ascend310P", "8.0.0-310p-ubuntu22.04-py3.10")):
+            ("910B", "train-01.prod.corp.example", "huawei.com/Ascend910", "9.1.0-910b-ubuntu22.04-py3.12"),
+            ("310P", "infer-01.prod.corp.example", "huawei.com/Ascend310P", "9.1.0-310p-ubuntu22.04-py3.12")):
         spec = pod_spec(by_chip[chip])
         container = spec["containers"][0]
         assert spec["nodeSelector"] == {"kubernetes.io/hostname": canary}

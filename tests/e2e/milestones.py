@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.cluster import register_nodes
-from testkit.fakenode.packages import NEW
+from testkit.fakenode.packages import NEW, in_release_set
 from tests.e2e.world import BEHIND, MOVED_ADDRESS, NAMESPACE, STACK, World, base_config, node_entry
 
 CANARY, SECOND, THIRD, FOURTH = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03", "e2e-npu-04"
@@ -25,8 +25,8 @@ RENAMED_THIRD, RENAMED_SECOND = f"{THIRD}-b", f"{SECOND}-b"
 def upgraded(world: World, config: dict) -> dict:
     """Every node to the newer release set; the drain may evict the bare training Pods (rollout.drain.force)."""
     rollout = {**config["rollout"], "drain": {**config["rollout"].get("drain", {}), "force": True}}
-    return {**config, "versions": dict(NEW), "packages": {**config["packages"], "files": world.packages.files_for(NEW)},
-            "rollout": rollout}
+    return {**config, "versions": in_release_set(NEW),
+            "packages": {**config["packages"], "files": world.packages.files_for(NEW)}, "rollout": rollout}
 
 
 def with_fourth(world: World, config: dict) -> dict:

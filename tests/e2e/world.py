@@ -23,7 +23,7 @@ from engine.pulumi_cli import ProgramHost, cli_env
 from testkit.fakenode import ascend_files
 from testkit.fakenode.bastion import Bastion
 from testkit.fakenode.node import FakeNode
-from testkit.fakenode.packages import OLD, PackageSet
+from testkit.fakenode.packages import OLD, PackageSet, in_release_set
 from testkit.fakenode.sandbox import LOGS
 from tests.e2e import npu_workload as work
 
@@ -193,7 +193,7 @@ def base_config(world: World, names: list[str]) -> dict:
         # The last node runs Docker (daemon.json, cri-dockerd), the others containerd.
         "nodes": [node_entry(name, world.nodes[name], runtime="docker" if name == names[-1] else "containerd")
                   for name in names],
-        "versions": dict(OLD),
+        "versions": in_release_set(OLD),
         "packages": {"source": "upload", "directory": str(world.packages.directory),
                      "files": world.packages.files_for(OLD)},
         "rollout": {"canaries": [names[0]], "maxParallel": 1},

@@ -198,14 +198,15 @@ file_value() {
   awk -F= -v key="$2" 'tolower($1) == tolower(key) { sub(/^[^=]*=/, ""); sub(/\r$/, ""); print; exit }' "$1"
 }
 
-# Where each kind records its version (components/releases/ cites each record); CANN moved to cann/ in 8.5.
+# Where each kind records its version (components/releases/ cites each record); CANN moved to cann/ in 8.5, where
+# the operator package (kernels before 8.5, ops from it) records itself in ascend_ops_install.info.
 version_files() {
   case $1 in
     driver | firmware) echo "$ASCEND_HOME/$1/version.info" ;;
     toolkit) printf '%s\n' "$ASCEND_HOME/ascend-toolkit/latest/$ASCEND_ARCH-linux/ascend_toolkit_install.info" \
       "$ASCEND_HOME/cann/$ASCEND_ARCH-linux/ascend_toolkit_install.info" ;;
     kernels) printf '%s\n' "$ASCEND_HOME/ascend-toolkit/latest/opp_kernel/version.info" \
-      "$ASCEND_HOME/cann/opp_kernel/version.info" ;;
+      "$ASCEND_HOME/cann/$ASCEND_ARCH-linux/ascend_ops_install.info" ;;
     dockerRuntime) echo "$ASCEND_HOME/Ascend-Docker-Runtime/ascend_docker_runtime_install.info" ;;
   esac
 }
