@@ -146,10 +146,11 @@ def check_installer_releases(versions) -> list[Problem]:
     problems = []
     overrides: dict[str, tuple[int, Any]] = {}
     for i, override in enumerate(versions.release_overrides):
-        if override.kind in overrides:
-            problems.append(Problem(f"versions.releaseOverrides[{i}].kind", f"a second override of {override.kind} "
-                                    f"(the first is releaseOverrides[{overrides[override.kind][0]}]); keep one"))
-        overrides.setdefault(override.kind, (i, override))
+        kind = override.kind.value
+        if kind in overrides:
+            problems.append(Problem(f"versions.releaseOverrides[{i}].kind", f"a second override of {kind} "
+                                    f"(the first is releaseOverrides[{overrides[kind][0]}]); keep one"))
+        overrides.setdefault(kind, (i, override))
     for kind, (component, what) in INSTALLER_KINDS.items():
         version, known = getattr(versions, kind), known_releases(component)
         if kind not in overrides:

@@ -87,7 +87,7 @@ def _default(info) -> str:
     if info.is_required():
         return "**required**"
     value = info.default_factory() if info.default_factory else info.default
-    if value is None or value == [] or value == {}:
+    if value is None or value == "" or value == [] or value == {}:
         return ""
     if isinstance(value, Enum):
         value = value.value

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional
+from enum import Enum
+from typing import Optional
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -37,10 +38,18 @@ class CompatibilityOverride(SpecModel):
     reason: str = Field(min_length=15, description="Why this combination is safe (a ticket, a vendor note).")
 
 
+class InstallerKind(str, Enum):
+    """The kinds whose releases the installer catalog carries by version."""
+
+    FIRMWARE = "firmware"
+    DRIVER = "driver"
+    CANN = "cann"
+
+
 class InstallerOverride(SpecModel):
     """Install a firmware, driver or CANN release the catalog does not list, as a catalogued release of its kind."""
 
-    kind: Literal["firmware", "driver", "cann"] = Field(description="`firmware`, `driver` or `cann`.")
+    kind: InstallerKind = Field(description="`firmware`, `driver` or `cann`.")
     version: str = Field(description="The version being overridden (must equal `versions.<kind>`).")
     release: str = Field(description="The catalogued release whose installer flags it is run with.")
     reason: str = Field(min_length=15, description="Why it installs as that release (a ticket, a vendor note).")

@@ -13,6 +13,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
+from components.drain import agents
 from components.drain import node_state as state
 from components.drain.contract import ContractError, DrainCall, parse, previous_reason
 from components.drain.evict import DrainFailed, evict_all
@@ -51,8 +52,22 @@ def fail(api: Api, node: dict, call: DrainCall, tell, err: DrainFailed, after: s
                        f"It stays cordoned and labelled {state.STATE}={state.DRAIN_FAILED}; {after}")
 
 
+def agents_off(api: Api, call: DrainCall, before: str | None, tell, clock=time.monotonic,
+               sleep=time.sleep) -> list[str]:
+    """The node's NPU agents off it, within the drain's timeout, when its driver or firmware is replaced."""
+    node = state.find_node(api, call.node)
+    if node is None or not agents.hdk_moves(before, call.reason):
+        return []
+    try:
+        return agents.take_off(api, node, call.reason, clock() + call.timeout, tell, clock, sleep)
+    except DrainFailed as err:
+        raise DrainFailed(f"node {call.node}: {err}. Not within {call.timeout} s (rollout.drain.timeout); its host "
+                          "step did not run, and the next `pulumi up` waits for them again") from None
+
+
 def before_host(api: Api, call: DrainCall, **timer) -> dict:
-    """Cordon and evict when the host step will disrupt NPU work on a node of the cluster."""
+    """Cordon and evict when the host step will disrupt NPU work on a node of the cluster; then, when it replaces
+    the driver or firmware, the node's own NPU agents leave it too."""
     tell = functools.partial(say, "drain", call.node)
     node = state.find_node(api, call.node)
     if node is None:
@@ -62,9 +77,18 @@ def before_host(api: Api, call: DrainCall, **timer) -> dict:
     if before == reason:
         tell(f"nothing that stops NPU work changes ({reason}): not drained")
         return {"drained": False}
+    result: dict = {"drained": False}
     if before is None and not chosen(api, call.node, call.selector):
         tell(f"first install and no NPU Pods here: not drained ({reason})")
-        return {"drained": False}
+    else:
+        result = drain(api, node, call, before, tell, **timer)
+    gone = agents_off(api, call, before, tell, **timer)
+    return {**result, **({"agents_off": gone} if gone else {})}
+
+
+def drain(api: Api, node: dict, call: DrainCall, before: str | None, tell, **timer) -> dict:
+    """Cordon, evict the NPU Pods, and mark the node upgrading."""
+    reason = call.reason
     tell(f"draining for {reason}" + (f" (was {before})" if before else ""))
     mine = state.cordon(api, node, state.DRAINING)
     record(api, node, state.DRAINING, f"cordoned to drain NPU Pods before installing {reason}", tell)
@@ -82,17 +106,20 @@ def before_host(api: Api, call: DrainCall, **timer) -> dict:
 
 
 def after_host(api: Api, call: DrainCall, **timer) -> dict:
-    """Uncordon a node the drain cordoned, once its host steps verified."""
+    """Bring the node's NPU agents back and uncordon a node the drain cordoned, once its host steps verified."""
     node = state.find_node(api, call.node)
+    back = node is not None and agents.bring_back(api, node, functools.partial(say, "uncordon", call.node))
+    if back:
+        node = state.find_node(api, call.node)
     current = state.state_of(node)
     if node is None or current is None or (current == state.DONE and not state.ours(node)):
-        return {"uncordoned": False}
+        return {"uncordoned": False, **({"agents_back": True} if back else {})}
     mine = state.release(api, node, state.DONE)
     text = ("uncordoned" if mine else "left cordoned (it was cordoned before the drain)") + \
         f", {state.STATE}={state.DONE}"
     record(api, node, state.DONE, f"host steps verified; {text}", functools.partial(say, "uncordon", call.node))
     say("uncordon", call.node, text)
-    return {"uncordoned": mine}
+    return {"uncordoned": mine, **({"agents_back": True} if back else {})}
 
 
 def leave(api: Api, call: DrainCall, **timer) -> dict:
@@ -103,6 +130,7 @@ def leave(api: Api, call: DrainCall, **timer) -> dict:
         tell("not in the cluster: nothing to do")
         return {"drained": False}
     evicted: list[str] = []
+    gone: list[str] = []
     if call.evict:
         state.cordon(api, node, state.LEAVING)
         record(api, node, state.LEAVING, "cordoned: the node leaves the stack and its NPU software is removed", tell)
@@ -112,14 +140,16 @@ def leave(api: Api, call: DrainCall, **timer) -> dict:
         except DrainFailed as err:
             raise fail(api, node, call, tell, err, "nothing was uninstalled. Let the eviction through or opt in as "
                        "named, then run the command again") from None
+        gone = agents_off(api, call, None, tell, **timer)
         node = state.find_node(api, call.node) or node
     mine = state.release(api, node, None)
+    agents.forget(api, node)
     text = "labels removed" + ("; uncordoned" if mine else "")
     if not call.evict:
         text = f"its NPU software stays, so its NPU Pods keep running: {text}"
     record(api, node, None, f"left the stack: {text}", tell)
     tell((f"drained ({len(evicted)} evicted), " if call.evict else "") + text)
-    return {"drained": call.evict, "evicted": evicted}
+    return {"drained": call.evict, "evicted": evicted, **({"agents_off": gone} if gone else {})}
 
 
 STEPS = {"before-host": before_host, "after-host": after_host, "leave": leave}

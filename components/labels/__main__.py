@@ -15,7 +15,16 @@ import urllib.parse
 
 from components.kubeapi.client import Api, ApiError
 from components.kubeapi.kubeconfig import KubeconfigError, load_endpoint
-from components.labels.contract import ContractError, LabelCall, new_manager, parse, recorded_manager, result_line
+from components.labels.contract import (
+    DRAIN_MANAGER,
+    READY,
+    ContractError,
+    LabelCall,
+    new_manager,
+    parse,
+    recorded_manager,
+    result_line,
+)
 
 APPLY_PATCH = "application/apply-patch+yaml"
 
@@ -48,8 +57,20 @@ def release(api: Api, call: LabelCall, previous: str) -> tuple[str | None, dict]
         return manager, {"released": False}
     api.request("PATCH", node_path(call.node, manager, force=False), call.body(with_wanted=False),
                 content_type=APPLY_PATCH)
+    if only_the_drain_keeps_ready(api.find(f"/api/v1/nodes/{urllib.parse.quote(call.node)}") or {}):
+        api.merge_patch(f"/api/v1/nodes/{urllib.parse.quote(call.node)}", {"metadata": {"labels": {READY: None}}})
     print(f"labels {call.node}: released what {manager} set")
     return manager, {"released": True}
+
+
+def only_the_drain_keeps_ready(node: dict) -> bool:
+    """The ready label still there, owned by no one but the drain that put it back after a driver change."""
+    meta = node.get("metadata") or {}
+    if READY not in (meta.get("labels") or {}):
+        return False
+    owners = {entry.get("manager") for entry in meta.get("managedFields") or []
+              if f"f:{READY}" in ((entry.get("fieldsV1") or {}).get("f:metadata") or {}).get("f:labels", {})}
+    return owners == {DRAIN_MANAGER}
 
 
 def main(argv: list[str]) -> int:

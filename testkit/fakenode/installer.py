@@ -3,6 +3,8 @@
 Each fake `.run` file execs this with its own name, kind, version and arch, then the flags it was given. Driver and
 firmware take the flags and give the exit codes of components/releases/npu-driver.yaml and npu-firmware.yaml (2:
 installed, reboot needed), CANN those of cann.yaml; the Ascend Docker Runtime is runtime_installer.py.
+While the simulated kubelet lists a process holding the NPU device nodes (`fake/npu-holders`, one Pod a line:
+tests/e2e and testkit/simulated_devices.py write it), the driver refuses to upgrade or uninstall as Huawei's does.
 Knobs: `installer-sleep` (seconds per run), `fail-<kind>` (stop half way: files copied, no version file),
 `driver-hot-reset` (`ok`: the driver resets the NPUs itself and exits 0 instead of asking for a reboot),
 `long-line` (bytes: each run first prints one line that long, of two-byte UTF-8 characters among ASCII).
@@ -35,6 +37,26 @@ def installer_facts(kind: str, version: str) -> Installer:
 
 class Refused(Exception):
     """The installer stops with this message and exit code 1."""
+
+
+HOLDERS = "fake/npu-holders"
+# github.com/hicann/driver ef377e9 scripts/package/custom/driver/common/scripts/driver_install.sh L416-422 (and
+# uninstall.sh L166-172): printed, then `exitLog 1`, before anything is copied or removed. The real check (its
+# check_boot_status, L377-414) runs on a physical server without --force; the fake node is one, given no --force.
+OCCUPIED = ("[ERROR]The davinci nodes are occupied by some processes, please stop processes and install or uninstall "
+            "again, details in : /var/log/ascend_seclog/ascend_install.log")
+FORCE_HINT = ("[INFO]If you want to install or uninstall the driver forcibly, add the force parameter. For details, "
+              "see [--help].")
+
+
+class Occupied(Refused):
+    """The driver's refusal while its device nodes are held: its own two lines, exit 1."""
+
+
+def holders(root: Path) -> list[str]:
+    """What holds the NPU device nodes now, as the simulated kubelet last wrote it."""
+    path = root / HOLDERS
+    return [line for line in path.read_text().splitlines() if line] if path.exists() else []
 
 
 def check_flags(kind: str, version: str, args: list[str]) -> str:
@@ -102,6 +124,8 @@ def install(root: Path, kind: str, version: str, arch: str, args: list[str]) -> 
     present = ascend_files.installed(root, kind, arch)
     if action == "--check":
         return 0
+    if kind == "driver" and present and action in ("--upgrade", "--uninstall") and holders(root):
+        raise Occupied(holders(root))
     if action == "--uninstall":
         if not present:
             raise Refused(f"{kind} is not installed")
@@ -144,6 +168,11 @@ def main(argv: list[str]) -> int:
         code = install(sandbox.root(), kind, version, arch, args)
         time.sleep(float(sandbox.knob(f"hold-{kind}", "0")))
         print(f"[INFO] {file}: {' '.join(args)} done")
+    except Occupied as occupied:
+        code = 1
+        print(f"[Driver] [{time.strftime('%Y-%m-%d %H:%M:%S')}] {OCCUPIED}\n"
+              f"[Driver] [{time.strftime('%Y-%m-%d %H:%M:%S')}] {FORCE_HINT}", file=sys.stderr)
+        sandbox.log("device-holders.log", {"refused": kind, "holders": occupied.args[0]})
     except Refused as refused:
         code = 1
         print(f"[ERROR] {file}: {refused}", file=sys.stderr)

@@ -10,6 +10,8 @@ from components.config.packages import Kind, parse_file_name, versions_match
 
 OLD = {"firmware": "7.1.0.6.220", "driver": "24.1.rc1", "cann": "8.0.RC2", "dockerRuntime": "6.0.RC3"}
 NEW = {"firmware": "7.3.0.1.231", "driver": "24.1.rc2", "cann": "8.0.RC3", "dockerRuntime": "6.0.0"}
+# MindCluster 26.1.0's set as prod pins it: HDK 25.5.0, CANN 9.1.0 (its operator packages named -ops from 8.5.0).
+CURRENT = {"firmware": "7.8.0.5.216", "driver": "25.5.0", "cann": "9.1.0", "dockerRuntime": "26.1.0"}
 # (kind, chip, arch, file): two documented stacks on aarch64 for 910B and for 310P, which takes the same driver and
 # firmware pair from CANN 8.0.RC1 (Huawei's CANN install guides; pairs and sources in policies/compatibility.yaml).
 FILES = (
@@ -27,6 +29,13 @@ FILES = (
     ("firmware", "310P", None, "Ascend-hdk-310p-npu-firmware_7.3.0.1.231.run"),
     ("kernels", "310P", "aarch64", "Ascend-cann-kernels-310p_8.0.RC2_linux.run"),
     ("kernels", "310P", "aarch64", "Ascend-cann-kernels-310p_8.0.RC3_linux-aarch64.run"),
+    ("driver", "910B", "aarch64", "Ascend-hdk-910b-npu-driver_25.5.0_linux-aarch64.run"),
+    ("firmware", "910B", None, "Ascend-hdk-910b-npu-firmware_7.8.0.5.216.run"),
+    ("toolkit", None, "aarch64", "Ascend-cann-toolkit_9.1.0_linux-aarch64.run"),
+    ("kernels", "910B", "aarch64", "Ascend-cann-910b-ops_9.1.0_linux-aarch64.run"),
+    ("driver", "310P", "aarch64", "Ascend-hdk-310p-npu-driver_25.5.0_linux-aarch64.run"),
+    ("firmware", "310P", None, "Ascend-hdk-310p-npu-firmware_7.8.0.5.216.run"),
+    ("kernels", "310P", "aarch64", "Ascend-cann-310p-ops_9.1.0_linux-aarch64.run"),
     ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_6.0.RC3_linux-aarch64.run"),
     ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_6.0.0_linux-aarch64.run"),
     ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_26.1.0_linux-aarch64.run"),

@@ -118,6 +118,20 @@ def npu_smi_text() -> str:
     return "\n".join(out) + "\n"
 
 
+# `| npu-smi X   Version: X |`: X is the driver's version as its version.info writes it, lower case (public dumps:
+# 24.1.rc2.1 in the 910b fixture, 25.2.3 and 26.0.rc2 in vllm-project/vllm-ascend issues); the line keeps its width.
+HEADER = re.compile(r"^\| npu-smi (\S+)(\s+)Version: (\S+)(\s+)\|$", re.M)
+
+
+def with_driver_version(text: str, version: str) -> str:
+    """The fixture's header line naming the installed driver's version, as the real npu-smi does."""
+    def header(found: re.Match) -> str:
+        width = len(found[0])
+        left = f"| npu-smi {version}".ljust(len(f"| npu-smi {found[1]}{found[2]}"))
+        return f"{left}Version: {version}".ljust(width - 1) + "|"
+    return HEADER.sub(header, text, count=1)
+
+
 def df(args: list[str]) -> int:
     """`df -Pk PATH` as coreutils prints it, with the free space the `free-kb` knob sets (default plenty)."""
     if args[:1] != ["-Pk"] or len(args) != 2:
@@ -147,7 +161,7 @@ def npu_smi(args: list[str]) -> int:
     if sandbox.knob("npu-smi-fail") or driver_loading():
         print("dcmi module initialize failed. ret is -8005", file=sys.stderr)
         return 1
-    sys.stdout.write(npu_smi_text())
+    sys.stdout.write(with_driver_version(npu_smi_text(), ascend_files.installed(sandbox.root(), "driver", "") or ""))
     return 0
 
 

@@ -60,7 +60,7 @@ class MemoryApi:
                 and (not key or p["metadata"].get("labels", {}).get(key) == value)]
 
     def merge_patch(self, path: str, body: dict):
-        merge(self.nodes[path.rsplit("/", 1)[1]], copy.deepcopy(body))
+        merge(self.nodes[path.split("?", 1)[0].rsplit("/", 1)[1]], copy.deepcopy(body))
         if self.on_patch:
             self.on_patch(self)
 

@@ -64,7 +64,7 @@ def test_a_new_driver_cordons_evicts_npu_and_selected_pods_only_then_uncordons(p
     assert drained["spec"]["unschedulable"] and labels(api)[state.STATE] == state.UPGRADING
     assert drained["metadata"]["annotations"][state.CORDONED_BY] == state.OWNER
     assert sorted(name for _, name in api.pods) == ["plugin", "web"]
-    assert run(after_host, api, call("after-host")) == {"uncordoned": True}
+    assert run(after_host, api, call("after-host")) == {"uncordoned": True, "agents_back": True}
     done = api.nodes["npu-01"]
     assert "unschedulable" not in done["spec"] and state.CORDONED_BY not in done["metadata"]["annotations"]
     assert labels(api)[state.STATE] == state.DONE
@@ -79,7 +79,8 @@ def test_each_state_carries_when_it_began_and_leaving_the_state_removes_it(previ
     api.on_patch = lambda a: began.append((labels(a).get(state.STATE),
                                            a.nodes["npu-01"]["metadata"]["annotations"].get(state.SINCE)))
     run(before_host, api, call())
-    assert [s for s, _ in began] == [state.DRAINING, state.UPGRADING]
+    # the third patch takes the agents off (its ready label), in the state the drain left
+    assert [s for s, _ in began] == [state.DRAINING, state.UPGRADING, state.UPGRADING]
     assert all(since and since.endswith("Z") for _, since in began)
     run(leave, api, call("leave", evict=False))
     assert state.SINCE not in api.nodes["npu-01"]["metadata"]["annotations"]
@@ -100,7 +101,7 @@ def test_a_node_someone_else_cordoned_stays_cordoned(previous):
     api = MemoryApi([node(unschedulable=True)], [pod("train")])
     previous(OLD_REASON)
     run(before_host, api, call())
-    assert run(after_host, api, call("after-host")) == {"uncordoned": False}
+    assert run(after_host, api, call("after-host")) == {"uncordoned": False, "agents_back": True}
     assert api.nodes["npu-01"]["spec"]["unschedulable"]
 
 

@@ -17,7 +17,7 @@ from engine.control_plane import ControlPlane
 from testkit.fakenode.bastion import Bastion
 from testkit.fakenode.node import FakeNode
 from testkit.fakenode.packages import PackageSet
-from testkit.simulated_devices import DeviceAdvertiser
+from testkit.simulated_devices import DeviceAdvertiser, DeviceHolders
 from tests.e2e import milestones
 from tests.e2e.world import BASTION_ADDRESS, CHIPS, MOVED_ADDRESS, NAMESPACE, STACK, World, copy_project
 
@@ -39,6 +39,12 @@ def shared_port() -> int:
         except OSError:
             continue
     raise RuntimeError("no port free on every node address")
+
+
+def servers_of(world: World) -> dict[str, Path]:
+    """Each stack node's fake server root, by its host key (names and addresses change across the milestones)."""
+    by_key = {fake.host_key: fake.root for fake in world.nodes.values()}
+    return {node["name"]: by_key[node["hostKey"]] for node in world.config()["nodes"] if node["hostKey"] in by_key}
 
 
 class Lab:
@@ -108,6 +114,9 @@ class Lab:
         world.advertiser = advertiser
         parts.callback(advertiser.stop)
         advertiser.start()
+        holders = DeviceHolders(plane.kube(), lambda: servers_of(world), NAMESPACE)
+        parts.callback(holders.stop)
+        holders.start()
         world.pulumi("stack", "init", STACK, "--secrets-provider", "passphrase", program=False)
         world.set_key(key)
         return world

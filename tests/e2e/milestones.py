@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.cluster import register_nodes
-from testkit.fakenode.packages import NEW, in_release_set
+from testkit.fakenode.packages import CURRENT, NEW, in_release_set
 from tests.e2e.world import BEHIND, MOVED_ADDRESS, NAMESPACE, STACK, World, base_config, node_entry
 
 CANARY, SECOND, THIRD, FOURTH = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03", "e2e-npu-04"
@@ -27,6 +27,12 @@ def upgraded(world: World, config: dict) -> dict:
     rollout = {**config["rollout"], "drain": {**config["rollout"].get("drain", {}), "force": True}}
     return {**config, "versions": in_release_set(NEW),
             "packages": {**config["packages"], "files": world.packages.files_for(NEW)}, "rollout": rollout}
+
+
+def current_set(world: World, config: dict) -> dict:
+    """The stack moved from MindCluster 6.0.0's set to 26.1.0's: HDK 25.5.0, CANN 9.1.0, its runtime and agents."""
+    return {**config, "versions": in_release_set(CURRENT),
+            "packages": {**config["packages"], "files": world.packages.files_for(CURRENT)}}
 
 
 def with_fourth(world: World, config: dict) -> dict:
@@ -170,6 +176,7 @@ CHAIN = (
     Milestone("renamed", change=second_renamed, prepare=register(RENAMED_SECOND)),
     Milestone("destroyed", enter=destroy),
     Milestone("behind-bastion", change=behind_bastion, prepare=route_through_bastion),
+    Milestone("mindcluster-26", change=current_set),
 )
 NAMES = tuple(m.name for m in CHAIN)
 

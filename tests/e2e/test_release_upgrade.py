@@ -30,6 +30,8 @@ CHANGED = {"install": "update", "verify": "replace", "destroy": "update"}
 # And each node's component gains the review a preview shows (its wave, packages with sums, drain): an update that
 # runs nothing, a component having no provider (the engine gives a component's update no diff reasons).
 REVIEWED = "review"
+# What this release states of each node beside: the MindCluster release in its versions, the runtime its override keeps.
+STATED = (REVIEWED, "versions", "compatibilityOverride")
 
 
 def release_files(root: Path, commit: str) -> Path:
@@ -113,16 +115,30 @@ def stored(world: World) -> dict[str, dict]:
     return {r["urn"]: r for r in state["deployment"].get("resources", [])}
 
 
+def as_written_for(release: str, config: dict) -> dict:
+    """The stack config as a user of RELEASE wrote it: 0.1.0 knew no MindCluster release set (versions.mindCluster,
+    the override's dockerRuntime); CHANGELOG.md says what to add when moving to this release."""
+    if release != "0.1.0":
+        return config
+    versions = {k: v for k, v in config["versions"].items() if k != "mindCluster"}
+    if "compatibilityOverride" in versions:
+        versions["compatibilityOverride"] = {k: v for k, v in versions["compatibilityOverride"].items()
+                                             if k != "dockerRuntime"}
+    return {**config, "versions": versions}
+
+
 @pytest.mark.milestone("fresh", leaves=SPENT)
 def test_the_release_before_installed_this_one_takes_over_reinstalling_nothing_and_a_destroy_uninstalls_all(
         world: World):
-    world.write_config({**config_at(world, "installed"), "rollout": {
-        **config_at(world, "installed")["rollout"], "uninstallOnDestroy": True}})
+    config = {**config_at(world, "installed"), "rollout": {
+        **config_at(world, "installed")["rollout"], "uninstallOnDestroy": True}}
+    world.write_config(as_written_for(PREVIOUS_RELEASE, config))
     take(world, release_files(world.root, PREVIOUS))
     try:
         world.up()
     finally:
         take(world, REPO)
+    world.write_config(config)  # what this release asks the stack to say: its MindCluster release
     installs, runs = world.install_counts(FIRST_THREE), step_runs(world, "install")
     assert all(installs.values()) and runs == {name: 1 for name in FIRST_THREE}, (installs, runs)
     before = stored(world)
@@ -157,11 +173,13 @@ def test_the_release_before_installed_this_one_takes_over_reinstalling_nothing_a
     assert {urn: after[urn].get("modified", "") for urn in objects} == objects
     assert all(" -m components.runner install --contract 2 " in r["inputs"]["create"] for r in after.values()
                if r["urn"].endswith("-install"))
-    # Each node's component changed by its review alone.
+    # Each node's component changed by its review and the MindCluster release its versions now state alone.
     components = [urn for urn, r in before.items() if r["type"] == "ascend-npu:index:AscendHost"]
     assert len(components) == len(FIRST_THREE) and all(
-        {k: v for k, v in after[urn]["inputs"].items() if k != REVIEWED} == before[urn]["inputs"]
-        and REVIEWED in after[urn]["inputs"] for urn in components)
+        {k: v for k, v in after[urn]["inputs"].items() if k not in STATED} ==
+        {k: v for k, v in before[urn]["inputs"].items() if k not in STATED}
+        and REVIEWED in after[urn]["inputs"] and after[urn]["inputs"]["versions"]["mindCluster"] == "6.0.0"
+        for urn in components)
 
     # Nothing left to do: no step runs again, the installs above included.
     world.preview("--expect-no-changes")

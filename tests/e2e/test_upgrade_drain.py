@@ -103,7 +103,9 @@ def test_an_upgrade_drains_through_a_budget_and_a_failing_node_stays_cordoned(wo
     assert world.node_labels(THIRD).get(READY) == "true", "the untouched node lost its labels"
     lines = world.timeline("upgrade, wave 0 held by a budget, wave 1 failing", run.out, FIRST_THREE, started)
     canary = [line.split(None, 3)[3] for line in lines if f" {CANARY} " in line]
-    order = ["cordoned", "refused", "evicted", "installed", "verified", "uncordoned"]
+    # The work leaves first, then the node's own NPU agents; they come back once the node verified.
+    order = ["cordoned", "refused", "evicted", "NPU agents off", "installed", "verified", "NPU agents back",
+             "uncordoned"]
     found = [next(i for i, text in enumerate(canary) if word in text) for word in order]
     assert found == sorted(found), canary
 
@@ -143,8 +145,8 @@ def test_the_upgrade_then_finishes_in_place_and_nothing_is_uninstalled(world: Wo
     assert world.node_labels(SECOND).get(STATE) == world.node_labels(THIRD).get(STATE) == "upgrade-done"
     lines = world.timeline("upgrade finished, waves 1 and 2", run.out, (SECOND, THIRD), started)
     third = [line for line in lines if f" {THIRD} " in line]
-    assert [w for w in ("cordoned", "drained", "installed", "verified", "uncordoned")
-            if not any(w in line for line in third)] == [], third
+    assert [w for w in ("cordoned", "drained", "NPU agents off", "installed", "verified", "NPU agents back",
+                        "uncordoned") if not any(w in line for line in third)] == [], third
     # Wave 2 starts only once wave 1 is uncordoned: never two waves cordoned at once.
     second_done = max(line[:20] for line in lines if f" {SECOND} " in line and "uncordoned" in line)
     assert min(line[:20] for line in third) >= second_done

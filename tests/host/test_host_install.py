@@ -267,3 +267,21 @@ def test_destroy_uninstalls_with_the_documented_flags(node):
     assert all(installed(node, kind) is None for kind in ("driver", "firmware", "toolkit", "kernels", "dockerRuntime"))
     assert node.path("/etc/containerd/config.toml").read_text() == original
     assert node.systemctl_calls() == ["restart containerd"]
+
+
+def test_the_driver_installer_refuses_while_a_pod_holds_its_device_nodes_and_goes_on_once_it_left(node):
+    """Simulated: the kubelet's NPU agents holding /dev/davinci_manager (testkit/fakenode/installer.py HOLDERS)."""
+    node.preinstall(OLD)
+    held = node.root / "fake/npu-holders"
+    held.write_text("ascend-system/ascend-device-plugin-910b-x1\n")
+    refused = node.run_step(node.spec(NEW), "install")
+    assert refused.returncode != 0
+    assert "The davinci nodes are occupied by some processes, please stop processes and install or uninstall again" \
+        in refused.stdout + refused.stderr
+    assert installed(node, "driver") == OLD["driver"]
+    assert [c["exit"] for c in node.installer_calls() if c["kind"] == "driver"] == [1]
+    held.write_text("")
+    node.clear_logs()
+    again = node.run_step(node.spec(NEW), "install")
+    assert again.returncode == 0, again.stderr
+    assert installed(node, "driver") == NEW["driver"]

@@ -9,7 +9,7 @@ import stat
 
 from testkit.fakenode import ascend_files
 from testkit.fakenode.node import step_report
-from testkit.fakenode.packages import NEW, OLD
+from testkit.fakenode.packages import CURRENT, NEW, OLD
 
 SCRATCH = "/var/lib/ascend-npu/runtime-installer/engine-config"
 
@@ -202,3 +202,22 @@ def test_the_runtime_installer_6_0_0_cannot_edit_a_containerd_2_config_itself(no
     # The install step hands it a scratch config instead, so the node installs all the same.
     node.knob("containerd-major", "2")
     assert node.run_step(node.spec(), "install").returncode == 0
+
+
+def test_a_node_moves_from_the_6_0_0_set_to_the_26_1_0_set_in_one_install(node):
+    """HDK 24.1.rc2 -> 25.5.0, CANN 8.0.RC3 -> 9.1.0 (its ops package and the cann/ layout of 8.5 on), runtime 6.0.0 ->
+    26.1.0; then verify reads each record, and npu-smi names the new driver."""
+    node.preinstall(NEW)
+    spec = node.spec(CURRENT)
+    assert spec.versions.mind_cluster == "26.1.0"
+    result = node.run_step(spec, "install")
+    assert result.returncode == 0, result.stderr
+    assert [kind for kind, _ in node.installers_run()] == ["firmware", "driver", "toolkit", "kernels", "dockerRuntime"]
+    assert node.path("/usr/local/Ascend/cann/aarch64-linux/ascend_ops_install.info").read_text().startswith(
+        "package_name=Ascend-cann-ops\nversion=9.1.0\n")
+    verify = node.run_step(spec, "verify")
+    assert verify.returncode == 0, verify.stderr
+    assert step_report(verify.stdout)["versions"] == {"driver": "25.5.0", "firmware": "7.8.0.5.216", "cann": "9.1.0",
+                                                      "dockerRuntime": "v26.1.0"}
+    header = node.run("npu-smi info").stdout.splitlines()[1]
+    assert header.startswith("| npu-smi 25.5.0 ") and "Version: 25.5.0 " in header

@@ -139,3 +139,20 @@ def test_a_command_of_another_contract_or_without_its_labels_is_refused(monkeypa
     monkeypatch.delenv(WANTED_ENV, raising=False)
     assert step.main(["apply", "--contract", str(CONTRACT), "--node", "npu-01"]) == 2
     assert f"{WANTED_ENV} must hold the labels" in capsys.readouterr().err and api.sent == []
+
+
+def _node(*owners: str, ready: bool = True) -> dict:
+    fields = {"f:metadata": {"f:labels": {"f:ascend-npu.io/ready": {}}}}
+    return {"metadata": {"labels": {"ascend-npu.io/ready": "true"} if ready else {},
+                         "managedFields": [{"manager": owner, "operation": "Update", "fieldsV1": fields}
+                                           for owner in owners]}}
+
+
+def test_a_ready_label_only_the_drain_put_back_goes_with_the_release_and_no_other():
+    """After a driver change the drain put `ascend-npu.io/ready` back under its own field manager; the step's
+    server-side release drops only its own part, so the label the drain alone still holds is removed with it."""
+    from components.labels.__main__ import only_the_drain_keeps_ready
+    assert only_the_drain_keeps_ready(_node("ascend-npu-drain"))
+    assert not only_the_drain_keeps_ready(_node("ascend-npu-drain", "admin-kubectl"))  # someone else set it too
+    assert not only_the_drain_keeps_ready(_node("ascend-npu-labels-1a2b3c4d"))
+    assert not only_the_drain_keeps_ready(_node("ascend-npu-drain", ready=False))
