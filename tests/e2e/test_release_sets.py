@@ -14,6 +14,7 @@ import time
 import pytest
 
 from components.cluster.common.node_labels import READY
+from components.kubeapi.client import ApiError, wait_for
 from testkit.fakenode.packages import CURRENT, NEW
 from tests.e2e import milestones
 from tests.e2e import npu_workload as work
@@ -38,7 +39,10 @@ class AgentWatch:
 
     def _sample(self) -> None:
         while not self._stop.wait(0.1):
-            pods = self.world.kube.items(f"/api/v1/namespaces/{NAMESPACE}/pods", labelSelector=AGENTS)
+            try:
+                pods = self.world.kube.items(f"/api/v1/namespaces/{NAMESPACE}/pods", labelSelector=AGENTS)
+            except ApiError:  # the API server busy for a moment: the next sample
+                continue
             for name in self.names:
                 count = sum(1 for p in pods if p["spec"].get("nodeName") == name and
                             p["metadata"]["labels"].get("app.kubernetes.io/component") in ("device-plugin", "exporter"))
@@ -69,6 +73,13 @@ def servers(world: World) -> dict[str, str]:
     """Each stack node's fake server, by the host key it pins (the nodes were renamed on the way here)."""
     by_key = {fake.host_key: name for name, fake in world.nodes.items()}
     return {node["name"]: by_key[node["hostKey"]] for node in world.config()["nodes"]}
+
+
+def agent_tags(world: World, name: str) -> set[str]:
+    """The image tags of the NPU agents Running on the node."""
+    running = world.kube.items(f"/api/v1/namespaces/{NAMESPACE}/pods", labelSelector=AGENTS)
+    return {c["image"].split("@")[0].rsplit(":", 1)[1] for p in running if p["spec"].get("nodeName") == name
+            and p.get("status", {}).get("phase") == "Running" for c in p["spec"]["containers"]}
 
 
 def agent_note(world: World, name: str) -> str:
@@ -116,11 +127,8 @@ def test_one_up_moves_every_node_to_mindcluster_26_1_0_with_its_agents_off_while
         assert not (world.nodes[server].root / "fake/log/device-holders.log").exists(), \
             f"{name}: the driver installer found its device nodes held"
         assert world.node_labels(name).get(READY) == "true" and not world.cordoned(name)
-    running = world.kube.items(f"/api/v1/namespaces/{NAMESPACE}/pods", labelSelector=AGENTS)
-    for name in had:
-        tags = {c["image"].split("@")[0].rsplit(":", 1)[1] for p in running if p["spec"].get("nodeName") == name
-                and p.get("status", {}).get("phase") == "Running" for c in p["spec"]["containers"]}
-        assert tags == {"v26.1.0"}, (name, tags)
+    for name in nodes:  # every node ends with its agents of the new release running
+        wait_for(f"{name}'s NPU agents at v26.1.0", lambda name=name: agent_tags(world, name) == {"v26.1.0"}, 120)
     lines = world.timeline("MindCluster 6.0.0 -> 26.1.0, the canary", run.out, [CANARY], started)
     said = [line.split(None, 3)[3] for line in lines if f" {CANARY} " in line]
     found = [next((i for i, text in enumerate(said) if word in text), -1)
