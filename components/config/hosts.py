@@ -174,6 +174,28 @@ class Ssh(SpecModel):
     bastion: Optional[Bastion] = Field(None, description="Optional jump host.")
 
 
+# Chips MindCluster v26.1.0 serves that this release does not carry yet, each refused with what is missing rather
+# than half supported (their facts: docs/releases.md, "Products not carried yet").
+NOT_CARRIED = {
+    ("910c", "a3", "910_93", "ascend910a3"):
+        "Atlas A3 (Ascend 910C) is not carried by this release yet: its packages (Atlas-A3-hdk-npu-driver_<v>_..., "
+        "Ascend-cann-A3-ops_<v>_...), its board check, its two chips per NPU in npu-smi and its per-chip NPU network "
+        "are not in the catalog, the host steps or the fake node; no stack can name it until they are",
+    ("950", "ascend950", "950pr", "950dt", "ascend950pr", "ascend950dt", "a5"):
+        "Ascend 950 (Atlas 950 SuperPoD, 850, 350) is not carried by this release: MindCluster v26.1.0 serves it as "
+        "huawei.com/npu with Unified Bus devices (/dev/uburma, /dev/ummu) on HDK 25.1.RC1 and openEuler 24.03 SP4, "
+        "none of which this release's catalog, host steps or checks know",
+}
+
+
+def carried_chip(value: object) -> object:
+    """A chip this release carries passes on to the enum; one it knows of but does not carry is refused, saying why."""
+    for names, why in NOT_CARRIED.items():
+        if isinstance(value, (str, int)) and str(value).strip().lower() in names:
+            raise ValueError(f"{why}. Write 910, 910B, 310 or 310P (Atlas 800I A2 and 300I A2 servers are 910B)")
+    return value
+
+
 class Pool(SpecModel):
     """Defaults shared by the nodes that name this pool."""
 
@@ -183,6 +205,8 @@ class Pool(SpecModel):
     container_runtime: Optional[ContainerRuntime] = Field(None, description="`containerd` or `docker`.")
     npu_network: Optional[NetworkDefaults] = Field(
         None, description="NPU network (RoCE) settings the pool's nodes share: netmask, gateway, detectAddress.")
+
+    _chip = field_validator("chip", mode="before")(classmethod(lambda cls, v: carried_chip(v)))
 
 
 class Node(SpecModel):
@@ -207,6 +231,7 @@ class Node(SpecModel):
                                           "steps keep their state (nothing is uninstalled or installed again).")
 
     _address = field_validator("address")(classmethod(lambda cls, v: address(v)))
+    _chip = field_validator("chip", mode="before")(classmethod(lambda cls, v: carried_chip(v)))
 
     @field_validator("host_key")
     @classmethod
