@@ -31,6 +31,7 @@ class Chip(str, Enum):
 
     A910 = "910"
     A910B = "910B"
+    A910C = "910C"  # Atlas A3: two chips per NPU, advertised and counted by chip
     A310 = "310"
     A310P = "310P"
 
@@ -177,31 +178,32 @@ class Ssh(SpecModel):
 # Chips MindCluster v26.1.0 serves that this release does not carry yet, each refused with what is missing rather
 # than half supported (their facts: docs/releases.md, "Products not carried yet").
 NOT_CARRIED = {
-    ("910c", "a3", "910_93", "ascend910a3"):
-        "Atlas A3 (Ascend 910C) is not carried by this release yet: its packages (Atlas-A3-hdk-npu-driver_<v>_..., "
-        "Ascend-cann-A3-ops_<v>_...), its board check, its two chips per NPU in npu-smi and its per-chip NPU network "
-        "are not in the catalog, the host steps or the fake node; no stack can name it until they are",
     ("950", "ascend950", "950pr", "950dt", "ascend950pr", "ascend950dt", "a5"):
         "Ascend 950 (Atlas 950 SuperPoD, 850, 350) is not carried by this release: MindCluster v26.1.0 serves it as "
         "huawei.com/npu with Unified Bus devices (/dev/uburma, /dev/ummu) on HDK 25.1.RC1 and openEuler 24.03 SP4, "
         "none of which this release's catalog, host steps or checks know",
 }
+# Other names of a chip this release carries, as Huawei's tools write them: the value to write instead.
+ALIASES = {"a3": "910C", "910_93": "910C", "ascend910a3": "910C", "910c": "910C"}
 
 
 def carried_chip(value: object) -> object:
     """A chip this release carries passes on to the enum; one it knows of but does not carry is refused, saying why."""
     for names, why in NOT_CARRIED.items():
         if isinstance(value, (str, int)) and str(value).strip().lower() in names:
-            raise ValueError(f"{why}. Write 910, 910B, 310 or 310P (Atlas 800I A2 and 300I A2 servers are 910B)")
+            raise ValueError(f"{why}. Write 910, 910B, 910C, 310 or 310P (Atlas 800I A2 and 300I A2 servers are 910B)")
+    if isinstance(value, str) and value.strip().lower() in ALIASES and value.strip() != ALIASES[value.strip().lower()]:
+        raise ValueError(f"{value.strip()!r} is Atlas A3's chip (Ascend 910C); write {ALIASES[value.strip().lower()]}")
     return value
 
 
 class Pool(SpecModel):
     """Defaults shared by the nodes that name this pool."""
 
-    chip: Optional[Chip] = Field(None, description="Chip type: `910`, `910B`, `310` or `310P`.")
+    chip: Optional[Chip] = Field(None, description="Chip type: `910`, `910B`, `910C` (Atlas A3), `310` or `310P`.")
     arch: Optional[Arch] = Field(None, description="CPU architecture: `aarch64` or `x86_64`.")
-    npu_count: Optional[int] = Field(None, ge=1, le=64, description="NPUs each node must show in `npu-smi info`.")
+    npu_count: Optional[int] = Field(None, ge=1, le=64, description="NPUs each node must show in `npu-smi info`; "
+                                                                    "on 910C (Atlas A3) its chips, two per NPU.")
     container_runtime: Optional[ContainerRuntime] = Field(None, description="`containerd` or `docker`.")
     npu_network: Optional[NetworkDefaults] = Field(
         None, description="NPU network (RoCE) settings the pool's nodes share: netmask, gateway, detectAddress.")
@@ -220,7 +222,8 @@ class Node(SpecModel):
     wave: Optional[int] = Field(None, ge=1, description="Rollout wave (1, 2, ...); canaries always go first.")
     chip: Optional[Chip] = Field(None, description="Chip type; overrides the pool.")
     arch: Optional[Arch] = Field(None, description="CPU architecture; overrides the pool.")
-    npu_count: Optional[int] = Field(None, ge=1, le=64, description="Expected NPU count; overrides the pool.")
+    npu_count: Optional[int] = Field(None, ge=1, le=64,
+                                     description="Expected NPU count (910C: chips); overrides the pool.")
     container_runtime: Optional[ContainerRuntime] = Field(
         None, description="Container engine; overrides the pool and `cluster.containerRuntime`.")
     npu_network: Optional[NodeNetwork] = Field(

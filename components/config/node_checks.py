@@ -9,7 +9,7 @@ from components.config.hosts import NodeSpec
 from components.config.problems import Problem
 from components.config.redact import preview
 
-NODE_FIELDS = {"chip": "910, 910B, 310 or 310P", "arch": "aarch64 or x86_64", "npu_count": "the number of NPUs"}
+NODE_FIELDS = {"chip": "910, 910B, 910C, 310 or 310P", "arch": "aarch64 or x86_64", "npu_count": "the number of NPUs"}
 
 
 def resolve_nodes(parsed: dict[str, Any]) -> tuple[list[NodeSpec], list[Problem]]:

@@ -13,7 +13,7 @@ from components.config.redact import preview
 
 # Only training cards have NPU network ports: the exporter collects network metrics for them alone
 # (mind-cluster v26.1.0 component/npu-exporter/collector/metrics/collector_for_network.go L82-99).
-NETWORKED_CHIPS = ("910", "910B")
+NETWORKED_CHIPS = ("910", "910B", "910C")  # 910C: one address per chip (hccn_tool -i takes a device id)
 
 
 def ipv4(value: str) -> str:

@@ -35,7 +35,7 @@ class Source(str, Enum):
 SYSTEM_DIRECTORIES_TOP = frozenset({"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media",
                                     "mnt", "opt", "proc", "root", "run", "sbin", "srv", "sys", "tmp", "usr", "var"})
 SYSTEM_DIRECTORIES = frozenset({"/", "//", "/usr/local", "/usr/lib", "/var/lib", "/var/tmp", "/var/cache"})
-CHIP_TOKEN = {Chip.A910: "910", Chip.A910B: "910b", Chip.A310: "310", Chip.A310P: "310p"}
+CHIP_TOKEN = {Chip.A910: "910", Chip.A910B: "910b", Chip.A910C: "a3", Chip.A310: "310", Chip.A310P: "310p"}
 VERSION_KEY = {Kind.DRIVER: "driver", Kind.FIRMWARE: "firmware", Kind.TOOLKIT: "cann",
                Kind.KERNELS: "cann", Kind.DOCKER_RUNTIME: "dockerRuntime"}
 NEEDS_CHIP = {Kind.DRIVER, Kind.FIRMWARE, Kind.KERNELS}
@@ -43,13 +43,20 @@ NEEDS_ARCH = {Kind.DRIVER, Kind.TOOLKIT, Kind.KERNELS, Kind.DOCKER_RUNTIME}
 
 _CHIP = r"(?P<chip>910b|910|310p|310)"
 _V = r"(?P<version>[0-9][0-9A-Za-z.]*)"
+_ARCH = r"(?P<arch>aarch64|x86_64)"
+# Atlas A3 packages name the product, not the chip: Atlas-A3-hdk-npu-driver_25.3.rc1_linux-aarch64.run (Huawei's HDK
+# 25.3.RC1 download, github.com/hicann/pypto tools/prepare_env.sh L72-83), Atlas-A3-cann-kernels_<v>_... before CANN
+# 8.5.0 and Ascend-cann-A3-ops_<v>_... from it (github.com/Ascend/cann-container-image c5a67b3a, cann/*-a3-*).
 NAME_RULES = {
-    Kind.DRIVER: [rf"Ascend-hdk-{_CHIP}-npu-driver_{_V}_linux-(?P<arch>aarch64|x86-64)\.run"],
-    Kind.FIRMWARE: [rf"Ascend-hdk-{_CHIP}-npu-firmware_{_V}\.run"],
-    Kind.TOOLKIT: [rf"Ascend-cann-toolkit_{_V}_linux-(?P<arch>aarch64|x86_64)\.run"],
-    Kind.KERNELS: [rf"Ascend-cann-kernels-{_CHIP}_{_V}_linux(-(?P<arch>aarch64|x86_64))?\.run",
-                   rf"Ascend-cann-{_CHIP}-ops_{_V}_linux-(?P<arch>aarch64|x86_64)\.run"],
-    Kind.DOCKER_RUNTIME: [rf"Ascend-docker-runtime_{_V}_linux-(?P<arch>aarch64|x86_64)\.run"],
+    Kind.DRIVER: [rf"Ascend-hdk-{_CHIP}-npu-driver_{_V}_linux-(?P<arch>aarch64|x86-64)\.run",
+                  rf"(?P<chip>Atlas-A3)-hdk-npu-driver_{_V}_linux-(?P<arch>aarch64|x86-64)\.run"],
+    Kind.FIRMWARE: [rf"Ascend-hdk-{_CHIP}-npu-firmware_{_V}\.run", rf"(?P<chip>Atlas-A3)-hdk-npu-firmware_{_V}\.run"],
+    Kind.TOOLKIT: [rf"Ascend-cann-toolkit_{_V}_linux-{_ARCH}\.run"],
+    Kind.KERNELS: [rf"Ascend-cann-kernels-{_CHIP}_{_V}_linux(-{_ARCH})?\.run",
+                   rf"Ascend-cann-{_CHIP}-ops_{_V}_linux-{_ARCH}\.run",
+                   rf"(?P<chip>Atlas-A3)-cann-kernels_{_V}_linux-{_ARCH}\.run",
+                   rf"Ascend-cann-(?P<chip>A3)-ops_{_V}_linux-{_ARCH}\.run"],
+    Kind.DOCKER_RUNTIME: [rf"Ascend-docker-runtime_{_V}_linux-{_ARCH}\.run"],
 }
 
 
@@ -126,6 +133,8 @@ def parse_file_name(kind: Kind, file: str) -> Optional[dict]:
         match = re.fullmatch(rule, file)
         if match:
             found = match.groupdict()
+            if found.get("chip"):  # one token per chip: Atlas-A3 and A3 are both a3
+                found["chip"] = found["chip"].lower().removeprefix("atlas-")
             if found.get("arch"):
                 found["arch"] = found["arch"].replace("x86-64", "x86_64")
             return found
@@ -147,10 +156,20 @@ def expected_file_name(kind: Kind, version: str, chip: Optional[Chip], arch: Opt
     """The name Huawei gives the file for this kind, version, chip and arch (for messages)."""
     token = CHIP_TOKEN[chip] if chip else "<chip>"
     a = arch.value if arch else "<arch>"
+    ops = re.match(r"^([0-9]+)\.([0-9]+)", version)
+    from_85 = ops is not None and (int(ops[1]), int(ops[2])) >= (8, 5)  # the operator package is `-ops` from 8.5.0
+    if chip is Chip.A910C:
+        return {
+            Kind.DRIVER: f"Atlas-A3-hdk-npu-driver_{version}_linux-{a.replace('x86_64', 'x86-64')}.run",
+            Kind.FIRMWARE: f"Atlas-A3-hdk-npu-firmware_{version}.run",
+            Kind.KERNELS: (f"Ascend-cann-A3-ops_{version}_linux-{a}.run" if from_85
+                           else f"Atlas-A3-cann-kernels_{version}_linux-{a}.run"),
+        }[kind]
     return {
         Kind.DRIVER: f"Ascend-hdk-{token}-npu-driver_{version}_linux-{a.replace('x86_64', 'x86-64')}.run",
         Kind.FIRMWARE: f"Ascend-hdk-{token}-npu-firmware_{version}.run",
         Kind.TOOLKIT: f"Ascend-cann-toolkit_{version}_linux-{a}.run",
-        Kind.KERNELS: f"Ascend-cann-kernels-{token}_{version}_linux-{a}.run",
+        Kind.KERNELS: (f"Ascend-cann-{token}-ops_{version}_linux-{a}.run" if from_85
+                       else f"Ascend-cann-kernels-{token}_{version}_linux-{a}.run"),
         Kind.DOCKER_RUNTIME: f"Ascend-docker-runtime_{version}_linux-{a}.run",
     }[kind]

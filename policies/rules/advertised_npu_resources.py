@@ -20,7 +20,7 @@ PREFIX = "huawei.com/"
 ANNOTATION = "ascend-npu.io/resource-names"
 ACCELERATOR = "accelerator"
 ASCEND910 = "huawei.com/Ascend910"
-# The node label a plugin selects -> the name it advertises; 910B chips are advertised as Ascend910 too.
+# The node label a plugin selects -> the name it advertises; 910B and Atlas A3 chips are advertised as Ascend910 too.
 ACCELERATOR_RESOURCES = {"huawei-Ascend910": ASCEND910, "huawei-Ascend310P": "huawei.com/Ascend310P",
                          "huawei-Ascend310": "huawei.com/Ascend310"}
 # A plugin that selects no chip runs on any NPU node and advertises whatever it finds there.
@@ -67,7 +67,7 @@ def _is_advertised(name: str, advertised: set[str]) -> bool:
 
 def _hint(name: str, advertised: set[str]) -> str:
     if name.startswith(ASCEND910) and ASCEND910 in advertised:
-        return f" (the device plugin advertises 910B chips as {ASCEND910})"
+        return f" (the device plugin advertises 910B and Atlas A3 chips as {ASCEND910})"
     return ""
 
 

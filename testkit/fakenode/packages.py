@@ -36,6 +36,9 @@ FILES = (
     ("driver", "310P", "aarch64", "Ascend-hdk-310p-npu-driver_25.5.0_linux-aarch64.run"),
     ("firmware", "310P", None, "Ascend-hdk-310p-npu-firmware_7.8.0.5.216.run"),
     ("kernels", "310P", "aarch64", "Ascend-cann-310p-ops_9.1.0_linux-aarch64.run"),
+    ("driver", "910C", "aarch64", "Atlas-A3-hdk-npu-driver_25.5.0_linux-aarch64.run"),
+    ("firmware", "910C", None, "Atlas-A3-hdk-npu-firmware_7.8.0.5.216.run"),
+    ("kernels", "910C", "aarch64", "Ascend-cann-A3-ops_9.1.0_linux-aarch64.run"),
     ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_6.0.RC3_linux-aarch64.run"),
     ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_6.0.0_linux-aarch64.run"),
     ("dockerRuntime", None, "aarch64", "Ascend-docker-runtime_26.1.0_linux-aarch64.run"),
@@ -104,14 +107,14 @@ def in_release_set(versions: dict[str, str]) -> dict:
 def stack_config(packages: PackageSet, host_key: str, versions: dict[str, str] = NEW, *, runtime: str = "containerd",
                  default_runtime: bool = False, source: str = "upload", mirror_url: str | None = None,
                  allow_reboot: bool = False, uninstall: bool = False, npu_count: int = 8, user: str = "root",
-                 rollout: dict | None = None, npu_network: dict | None = None) -> dict:
-    """A raw stack config (keys without `ascend-npu:`) with one 910B aarch64 node: the fake node."""
+                 rollout: dict | None = None, npu_network: dict | None = None, chip: str = "910B") -> dict:
+    """A raw stack config (keys without `ascend-npu:`) with one aarch64 node (910B unless CHIP): the fake node."""
     package_source = {"source": source, "files": packages.files_for(versions)}
     package_source.update({"directory": str(packages.directory)} if source == "upload" else {"mirrorUrl": mirror_url})
     return {
         "cluster": {"name": "fake", "containerRuntime": runtime, "ascendDefaultRuntime": default_runtime},
         "ssh": {"user": user, "useAgent": True},
-        "nodes": [{"name": "fake-npu-01", "address": "127.0.0.1", "hostKey": host_key, "chip": "910B",
+        "nodes": [{"name": "fake-npu-01", "address": "127.0.0.1", "hostKey": host_key, "chip": chip,
                    "arch": "aarch64", "npuCount": npu_count, **({"npuNetwork": npu_network} if npu_network else {})}],
         "versions": in_release_set(versions),
         "packages": package_source,
@@ -119,5 +122,5 @@ def stack_config(packages: PackageSet, host_key: str, versions: dict[str, str] =
         # The catalog has no CANN image for these versions: the stack names its validation images per chip.
         "validation": {"images": {chip: {"repository": "registry.example.com/ascend/cann",
                                          "tag": f"{versions['cann']}-{chip.lower()}-ubuntu22.04-py3.10"}
-                                  for chip in ("910B", "310P")}},
+                                  for chip in ("910B", "910C", "310P")}},
     }

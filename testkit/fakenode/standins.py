@@ -118,8 +118,9 @@ def npu_smi_text() -> str:
     return "\n".join(out) + "\n"
 
 
-# `| npu-smi X   Version: X |`: X is the driver's version as its version.info writes it, lower case (public dumps:
-# 24.1.rc2.1 in the 910b fixture, 25.2.3 and 26.0.rc2 in vllm-project/vllm-ascend issues); the line keeps its width.
+# `| npu-smi %-24s Version: %-53s |` (github.com/hicann/driver ef377e9 src/custom/dev_prod/user/npucli/src/
+# npu_info_print.c L598): the driver's version as its version.info writes it, lower case (public dumps: 24.1.rc2.1 in
+# the 910b fixture, 25.2.3 and 26.0.rc2 in vllm-project/vllm-ascend issues); the line keeps its width.
 HEADER = re.compile(r"^\| npu-smi (\S+)(\s+)Version: (\S+)(\s+)\|$", re.M)
 
 

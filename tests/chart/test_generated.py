@@ -24,11 +24,12 @@ from components.releases.catalog import known_releases
 from .rendering import as_values_file, merged, render
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
-EVERYTHING = {"devicePlugin": {"chips": ["910", "910B", "310", "310P"], "containerRuntimes": ["containerd", "docker"]},
+CHIPS = ("910", "910B", "910C", "310", "310P")
+EVERYTHING = {"devicePlugin": {"chips": list(CHIPS), "containerRuntimes": ["containerd", "docker"]},
               "exporter": {"containerRuntimes": ["containerd", "docker"]},
               "validation": {"enabled": True, "jobs": {chip: {"node": f"npu-{chip.lower()}", "image": {
                   "repository": "registry.example.com/ascend/cann", "tag": f"8.0.0-{chip.lower()}"}}
-                  for chip in ("910", "910B", "310", "310P")}},
+                  for chip in CHIPS}},
               "dashboardAccess": {"enabled": True, "group": "ascend-operators"}}
 
 
@@ -99,7 +100,7 @@ def test_optional_parts_sit_behind_their_flags():
     for flag in ("exporter.enabled", "monitoring.prometheusOperator", "monitoring.grafanaDashboard",
                  "runtimeClass.create", "dashboardAccess.enabled", "validation.enabled", "devicePlugin.volcano"):
         assert f"{{{{- if .Values.{flag} }}}}" in texts or f" .Values.{flag}" in texts, flag
-    for chip in ("910", "910B", "310", "310P"):
+    for chip in CHIPS:
         assert f'{{{{- if has "{chip}" .Values.devicePlugin.chips }}}}' in texts
 
 

@@ -42,6 +42,23 @@ AHEAD = {"tag": "v26.1.0", "release": "v26.1.0", "reason": "one agent of MindClu
 BEHIND = {"tag": "v6.0.0", "release": "v6.0.0", "reason": "agents kept on MindCluster 6.0.0 until OPS-5121 lands"}
 
 
+def _with_a3() -> dict[str, Any]:
+    """prod with an Atlas 800T A3 pool (910C, 8 NPUs of 2 chips: 16) and its node, packages and validation image."""
+    raw = copy.deepcopy(stack_raw("prod"))
+    raw["pools"]["a3"] = {"chip": "910C", "arch": "aarch64", "npuCount": 16, "containerRuntime": "containerd"}
+    raw["nodes"].append({"name": "a3-01.prod.corp.example", "address": "10.40.3.11", "pool": "a3",
+                         "hostKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOiQ9hs+a1eANLk/CrC5WBLnQM/KP6qx/EIDhhUqiAFj"})
+    raw["packages"]["files"] += [
+        {"kind": "driver", "chip": "910C", "arch": "aarch64", "sha256": "a3" * 32,
+         "file": "Atlas-A3-hdk-npu-driver_25.5.0_linux-aarch64.run"},
+        {"kind": "firmware", "chip": "910C", "sha256": "a4" * 32, "file": "Atlas-A3-hdk-npu-firmware_7.8.0.5.216.run"},
+        {"kind": "kernels", "chip": "910C", "arch": "aarch64", "sha256": "a5" * 32,
+         "file": "Ascend-cann-A3-ops_9.1.0_linux-aarch64.run"}]
+    raw["validation"]["images"]["910C"] = {"repository": "quay.io/ascend/cann", "tag": "9.1.0-a3-ubuntu22.04-py3.12",
+                                           "digest": "sha256:" + "a6" * 32}
+    return raw
+
+
 def _v6(**sections: Any) -> Callable[[], dict[str, Any]]:
     """prod with both agents kept at v6.0.0 by their releaseOverride (the v6.0.0 manifests' reference), and SECTIONS."""
     agents = {"devicePlugin": {"image": {"repository": f"{MINDCLUSTER}/ascend-k8sdeviceplugin", "tag": "v6.0.0"},
@@ -53,6 +70,7 @@ VARIANTS: dict[str, Callable[[], dict[str, Any]]] = {
     "dev": lambda: stack_raw("dev"),
     "prod": lambda: stack_raw("prod"),
     "prod-v6": _v6(),
+    "prod-a3": _with_a3,
     "prod-exporter-off": _v6(exporter={"enabled": False}),
     "prod-operator-off": _set("prod", monitoring={"prometheusOperator": False, "grafanaDashboard": False,
                                                      "extraLabels": {}}),

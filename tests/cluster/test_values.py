@@ -27,7 +27,7 @@ def test_values_of_the_prod_stack(values):
     assert prod["exporter"]["containerRuntimes"] == ["containerd", "docker"]
     jobs = prod["validation"]["jobs"]
     assert {chip: job["node"] for chip, job in jobs.items()} == {
-        "910": "", "910B": "train-01.prod.corp.example", "310": "", "310P": "infer-01.prod.corp.example"}
+        "910": "", "910B": "train-01.prod.corp.example", "910C": "", "310": "", "310P": "infer-01.prod.corp.example"}
     assert jobs["310"]["image"] == {"repository": "", "tag": None, "digest": None, "pullPolicy": "IfNotPresent",
                                     "registry": None}
     assert prod["runtimeClass"] == {"create": True, "name": "ascend", "handler": "ascend"}

@@ -20,6 +20,8 @@ CANARY, SECOND, THIRD, FOURTH = "e2e-npu-01", "e2e-npu-02", "e2e-npu-03", "e2e-n
 FIRST_THREE = (CANARY, SECOND, THIRD)
 NODE_NAMES = (*FIRST_THREE, FOURTH)
 RENAMED_THIRD, RENAMED_SECOND = f"{THIRD}-b", f"{SECOND}-b"
+# The fourth server, back as an Atlas A3 (910C) node behind the bastion.
+A3_NODE = "e2e-a3-01"
 
 
 def upgraded(world: World, config: dict) -> dict:
@@ -33,6 +35,28 @@ def current_set(world: World, config: dict) -> dict:
     """The stack moved from MindCluster 6.0.0's set to 26.1.0's: HDK 25.5.0, CANN 9.1.0, its runtime and agents."""
     return {**config, "versions": in_release_set(CURRENT),
             "packages": {**config["packages"], "files": world.packages.files_for(CURRENT)}}
+
+
+def with_a3(world: World, config: dict) -> dict:
+    """An Atlas A3 node: the fourth server, reached through the bastion, 8 chips (this dump's 4 NPUs of 2 chips)."""
+    entry = {"name": A3_NODE, "address": f"{A3_NODE}.{BEHIND}", "hostKey": world.nodes[FOURTH].host_key,
+             "chip": "910C", "arch": "aarch64", "npuCount": 8, "containerRuntime": "containerd"}
+    images = {**config["validation"]["images"], "910C": {"repository": "registry.e2e.example/ascend/cann",
+                                                         "tag": f"{CURRENT['cann']}-a3-ubuntu22.04-py3.12"}}
+    return {**config, "nodes": [*config["nodes"], entry], "validation": {**config["validation"], "images": images}}
+
+
+def a3_server(world: World, config: dict) -> None:
+    """The fourth server shows Atlas A3 NPUs (19e5:d803, npu-smi's two chips per NPU), its name resolves on the
+    bastion, its power is simulated like the others', and its kubelet registers."""
+    server = world.nodes[FOURTH]
+    server.knob("npu-smi-fixture", "a3")
+    server.knob("pci-device", "d803")
+    world.bastion.route({**world.bastion.names, f"{A3_NODE}.{BEHIND}": server.address},
+                        world.nodes[CANARY].ssh_dir / "authorized_keys")
+    if server.power is None:
+        server.power_on(down_seconds=2, driver_load_seconds=3)
+    register(A3_NODE)(world, config)
 
 
 def with_fourth(world: World, config: dict) -> dict:
@@ -177,6 +201,7 @@ CHAIN = (
     Milestone("destroyed", enter=destroy),
     Milestone("behind-bastion", change=behind_bastion, prepare=route_through_bastion),
     Milestone("mindcluster-26", change=current_set),
+    Milestone("a3-added", change=with_a3, prepare=a3_server),
 )
 NAMES = tuple(m.name for m in CHAIN)
 

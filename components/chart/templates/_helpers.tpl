@@ -57,7 +57,7 @@ Takes (dict "image" .. "registry" ..).
 
 {{/* node_labels.resource_name: the extended resource one NPU of a chip type is requested by. */}}
 {{- define "ascend-npu.resourceName" -}}
-{{- get (dict "910" "huawei.com/Ascend910" "910B" "huawei.com/Ascend910" "310" "huawei.com/Ascend310" "310P" "huawei.com/Ascend310P") . -}}
+{{- get (dict "910" "huawei.com/Ascend910" "910B" "huawei.com/Ascend910" "910C" "huawei.com/Ascend910" "310" "huawei.com/Ascend310" "310P" "huawei.com/Ascend310P") . -}}
 {{- end }}
 
 {{/*

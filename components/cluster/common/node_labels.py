@@ -14,11 +14,13 @@ CONTAINER_RUNTIME = "ascend-npu.io/container-runtime"
 DRIVER_VERSION = "ascend-npu.io/driver-version"
 READY = "ascend-npu.io/ready"
 
-# The device plugin advertises 910 and 910B chips under one name: at github.com/Ascend/mind-cluster v6.0.0,
-# component/ascend-device-plugin/build/ascendplugin-910.yaml (accelerator huawei-Ascend910) serves both.
-RESOURCE_NAMES = {"910": "huawei.com/Ascend910", "910B": "huawei.com/Ascend910",
+# The device plugin advertises 910, 910B and Atlas A3 chips under one name: at github.com/Ascend/mind-cluster v6.0.0,
+# component/ascend-device-plugin/build/ascendplugin-910.yaml (accelerator huawei-Ascend910) serves both; at v26.1.0 an
+# A3 (device type Ascend910A3, told apart by board id: ascend-common/devmanager/common/utils.go L274-289) is still
+# huawei.com/Ascend910 and huawei-Ascend910 (ascend-device-plugin/pkg/server/manager.go L54-61).
+RESOURCE_NAMES = {"910": "huawei.com/Ascend910", "910B": "huawei.com/Ascend910", "910C": "huawei.com/Ascend910",
                   "310": "huawei.com/Ascend310", "310P": "huawei.com/Ascend310P"}
-ACCELERATORS = {"910": "huawei-Ascend910", "910B": "huawei-Ascend910",
+ACCELERATORS = {"910": "huawei-Ascend910", "910B": "huawei-Ascend910", "910C": "huawei-Ascend910",
                 "310": "huawei-Ascend310", "310P": "huawei-Ascend310P"}
 HOST_ARCHES = {Arch.AARCH64: "huawei-arm", Arch.X86_64: "huawei-x86"}
 # Every taint an NPU node may carry, whoever set it (MindCluster, this project, an operator by hand).
@@ -32,7 +34,11 @@ def resource_name(chip: str) -> str:
 
 
 def accelerator_type(chip: Chip, npu_count: int) -> str:
-    """MindCluster's server form label: `module-910b-8`, `module`, `half` or `card`."""
+    """MindCluster's server form label: `module-910b-8`, `module-a3-16`, `module`, `half` or `card`."""
+    if chip is Chip.A910C:
+        # An A3 server of 8 NPUs shows 16 chips: Volcano's A3 x16 policy (ascend-for-volcano common/util/constants.go
+        # L75, v26.1.0); the SuperPoD forms (`module-a3-16-super-pod`, `-8-super-pod`) need a SuperPoD id not set here.
+        return f"module-a3-{npu_count}"
     if chip is Chip.A910B:
         return f"module-910b-{npu_count}" if npu_count in (8, 16) else f"card-910b-{npu_count}"
     if chip is Chip.A910:

@@ -24,10 +24,10 @@ APP = "ascend-device-plugin"
 LOG_DIR = "/var/log/mindx-dl/devicePlugin"
 Mount = tuple[str, str, str, bool]  # (volume, path on host and in the container, hostPath type, read-only)
 # Where we differ from the release's mounts (README, "Where we differ from the official manifests"): its own
-# log directory, created when missing, never all of /var/log; no A3 switch fault logs (no A3 chip here);
+# log directory, created when missing, never all of /var/log; the A3 switch fault logs on Atlas A3 nodes only;
 # the node's time zone for its logs; and the kubelet checks that the paths it must find are directories.
 OWN_LOG: Mount = ("log-path", LOG_DIR, "DirectoryOrCreate", False)
-NOT_MOUNTED = {"lingqu-log"}
+ONLY_ON = {"lingqu-log": "910C"}
 LOCALTIME: Mount = ("localtime", "/etc/localtime", "", True)
 CHECKED = {"/var/lib/kubelet/device-plugins", "/var/lib/kubelet/pod-resources", "/usr/local/Ascend/driver", "/tmp"}
 
@@ -77,9 +77,10 @@ def plugin_engines(values: dict[str, Any]) -> list[Optional[str]]:
     return [CONTAINERD, *(e for e in values["devicePlugin"]["containerRuntimes"] if e != CONTAINERD and e in split)]
 
 
-def plugin_mounts(values: dict[str, Any], engine: Optional[str] = None) -> list[Mount]:
-    """The host paths the release's manifest mounts (Volcano's too), the engine state its duplicate-NPU detector
-    reads (on the nodes of `engine`), our own log directory and the node's time zone."""
+def plugin_mounts(values: dict[str, Any], engine: Optional[str] = None, chip: Optional[str] = None) -> list[Mount]:
+    """The host paths the release's manifest mounts (Volcano's too, an A3's switch fault logs on A3 nodes only), the
+    engine state its duplicate-NPU detector reads (on the nodes of `engine`), our own log directory and the node's
+    time zone."""
     release = plugin_release(values)
     mounts: list[Mount] = []
     volcano = release.volcano_mounts if values["devicePlugin"]["volcano"] else []
@@ -87,13 +88,13 @@ def plugin_mounts(values: dict[str, Any], engine: Optional[str] = None) -> list[
     for mount in [*release.mounts, *release.detector_mounts, *engine_mounts, *volcano]:
         if mount.name == OWN_LOG[0]:
             mounts.append(OWN_LOG)
-        elif mount.name not in NOT_MOUNTED:
+        elif ONLY_ON.get(mount.name, chip) == chip:
             kind = mount.type or ("Directory" if mount.path in CHECKED else "")
             mounts.append((mount.name, mount.path, kind, mount.read_only))
     return mounts + ([] if any(m[0] == LOCALTIME[0] for m in mounts) else [LOCALTIME])
 
 
-def _container(values: dict[str, Any], engine: Optional[str]) -> dict[str, Any]:
+def _container(values: dict[str, Any], engine: Optional[str], chip: Optional[str] = None) -> dict[str, Any]:
     plugin, release = values["devicePlugin"], plugin_release(values)
     container: dict[str, Any] = {
         "name": "device-plugin",
@@ -111,7 +112,7 @@ def _container(values: dict[str, Any], engine: Optional[str]) -> dict[str, Any]:
     # Privileged: it opens /dev/davinci* and the driver's management devices on the host.
     container["securityContext"] = release.security_context.manifest()
     container["volumeMounts"] = [{"name": name, "mountPath": path, **({"readOnly": True} if ro else {})}
-                                 for name, path, _, ro in plugin_mounts(values, engine)]
+                                 for name, path, _, ro in plugin_mounts(values, engine, chip)]
     return container
 
 
@@ -126,8 +127,8 @@ def _pod_spec(values: dict[str, Any], chip: str, engine: Optional[str]) -> dict[
         "priorityClassName": plugin["priorityClassName"],
         "nodeSelector": node_selector(values, selected),
         "tolerations": tolerations(values),
-        "containers": [_container(values, engine)],
-        "volumes": [host_path(name, path, kind) for name, path, kind, _ in plugin_mounts(values, engine)],
+        "containers": [_container(values, engine, chip)],
+        "volumes": [host_path(name, path, kind) for name, path, kind, _ in plugin_mounts(values, engine, chip)],
         **pull_secrets(values["images"]),
     }
 

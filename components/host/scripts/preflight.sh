@@ -29,6 +29,20 @@ check_npus_on_pci() {
   count=$(lspci -n | grep -ci ' 19e5:d[0-9a-f]\{3\}' || true)
   ((count > 0)) || problem "no Ascend NPU on PCI (lspci -n lists no 19e5:dxxx device); check the cards are" \
     "seated and enabled in the BIOS"
+  if ((count > 0)); then check_product "$count"; fi
+}
+
+# Atlas A3's NPUs are 19e5:d803, A2's d802 (the driver's own scripts tell them apart so: github.com/hicann/driver
+# ef377e9, scripts/package/custom/driver/common/scripts/common.sh L361-362); its packages are its own.
+check_product() {
+  local a3
+  a3=$(lspci -n | grep -ci ' 19e5:d803' || true)
+  if [[ $ASCEND_CHIP == 910C ]] && ((a3 == 0)); then
+    problem "the node's chip is 910C (Atlas A3) but no NPU here is one (lspci -n lists no 19e5:d803); write its chip"
+  elif [[ $ASCEND_CHIP != 910C ]] && ((a3 == $1)); then
+    problem "this server's NPUs are Atlas A3 (lspci -n: 19e5:d803) but its chip is $ASCEND_CHIP; write chip: 910C" \
+      "and give it the Atlas-A3 packages"
+  fi
 }
 
 check_engine() {
