@@ -13,11 +13,11 @@ import os
 import sys
 import urllib.parse
 
+from components.drain.agents import MANAGER as DRAIN_MANAGER
+from components.drain.agents import READY
 from components.kubeapi.client import Api, ApiError
 from components.kubeapi.kubeconfig import KubeconfigError, load_endpoint
 from components.labels.contract import (
-    DRAIN_MANAGER,
-    READY,
     ContractError,
     LabelCall,
     new_manager,

@@ -25,10 +25,6 @@ STEPS = ("apply", "release")
 # do (`pulumi-kubernetes-<random>`): a replaced or renamed step's release then never takes off what its successor
 # applied, since a field two appliers set stays while either still owns it.
 MANAGER_PREFIX = "ascend-npu-labels-"
-# The drain's field manager: it takes `ascend-npu.io/ready` off a node whose driver it replaces and puts it back after
-# (components/drain/agents.py); the label it put back is the stack's too, released with the step's own.
-DRAIN_MANAGER = "ascend-npu-drain"
-READY = "ascend-npu.io/ready"
 
 
 @dataclass(frozen=True)

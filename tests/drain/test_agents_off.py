@@ -122,5 +122,5 @@ def test_the_drains_ready_label_is_the_one_the_agents_select():
 
 
 def test_the_drain_and_the_label_step_name_one_field_manager():
-    from components.labels.contract import DRAIN_MANAGER
+    from components.labels.__main__ import DRAIN_MANAGER
     assert agents.MANAGER == DRAIN_MANAGER
